@@ -1,0 +1,100 @@
+/** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { isUtf8 } from 'node:buffer';
+import { bearerAuth } from './auth';
+import { chatCompletions } from './chat-completions';
+import type { Config } from './config';
+import { apiError, sendError } from './errors';
+import type { Logger } from './logger';
+import type { Meter } from './metering';
+import type { Catalog } from './models';
+import type { Store } from './store/types';
+import type { Upstreams } from './upstream-proxy';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  /** The current catalog; a function so the models file can be reloaded. */
+  catalog: () => Catalog;
+  meter: Meter;
+  upstreams: Upstreams;
+  logger: Logger;
+}
+
+class InvalidUtf8Error extends Error {
+  readonly type = 'encoding.invalid_utf8';
+}
+
+export function createApp(deps: AppDeps): Express {
+  const { config, store, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await store.ping();
+      res.json({ status: 'ready', store: store.kind });
+    } catch {
+      sendError(res, apiError('store_unavailable', 'The metering store is not reachable.'));
+    }
+  });
+
+  const jsonBody = express.json({
+    limit: config.bodyLimit,
+    // Plain-HTTP clients do not always send a content type: every body of this route is read as JSON.
+    type: () => true,
+    verify: (_req, _res, buf) => {
+      if (!isUtf8(buf)) throw new InvalidUtf8Error('The request body is not valid UTF-8.');
+    },
+  });
+  app.post(
+    '/v1/chat/completions',
+    bearerAuth({ store, logger }),
+    jsonBody,
+    chatCompletions({
+      catalog: deps.catalog,
+      meter: deps.meter,
+      upstreams: deps.upstreams,
+      logger,
+      upstreamApiKey: config.upstreamApiKey,
+      upstreamResponseLimit: config.upstreamResponseLimit,
+      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+    }),
+  );
+  app.all('/v1/chat/completions', (_req, res) => {
+    sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
+  });
+
+  app.use((req, res) => {
+    sendError(res, apiError('not_found', `Unknown route: ${req.method} ${req.path}`));
+  });
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** The one error handler: body-parser's failures become OpenAI-shaped 4xx; anything else a 500 without a stack. */
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: { type?: string; status?: number; message?: string; stack?: string }, _req, res, _next) => {
+    switch (err.type) {
+      case 'entity.too.large':
+        return sendError(res, apiError('request_too_large', 'The request body is too large.'));
+      case 'entity.parse.failed':
+        return sendError(res, apiError('invalid_json', 'The request body is not valid JSON.'));
+      case 'encoding.invalid_utf8':
+        return sendError(res, apiError('invalid_json', 'The request body is not valid UTF-8.'));
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return sendError(res, apiError('unsupported_media_type', 'Send the body as uncompressed UTF-8 JSON.'));
+      case 'request.aborted':
+      case 'request.size.invalid':
+        return sendError(res, apiError('invalid_request_error', 'The request body ended early.'));
+    }
+    logger.error({ err: err.message, stack: err.stack }, 'unhandled error');
+    return sendError(res, apiError('internal_error', 'Internal error.'));
+  };
+}

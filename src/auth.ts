@@ -1,0 +1,42 @@
+/** Bearer-key authentication: the secret is hashed at once and only the hash is looked up. */
+import type { NextFunction, Request, Response } from 'express';
+import { apiError, sendError } from './errors';
+import { bearerToken, hashKey, isWellFormedKey } from './keys';
+import type { Logger } from './logger';
+import type { Store } from './store/types';
+
+export interface AuthOptions {
+  store: Store;
+  logger: Logger;
+  /** Hash-to-id mappings kept in memory (they never change; revocation is checked atomically at reserve). Default 10000. */
+  cacheSize?: number;
+}
+
+const INVALID = apiError('invalid_api_key', 'Incorrect API key provided. Pass a valid key as "Authorization: Bearer sk-...".');
+
+/** Sets `res.locals.keyId`, or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
+export function bearerAuth(options: AuthOptions) {
+  const cacheSize = options.cacheSize ?? 10_000;
+  const cache = new Map<string, string>();
+  const { store, logger } = options;
+
+  return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const secret = bearerToken(req.headers.authorization);
+    if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, INVALID);
+    const hash = hashKey(secret);
+    let keyId = cache.get(hash);
+    if (keyId === undefined) {
+      try {
+        keyId = await store.findKeyId(hash);
+      } catch (err) {
+        logger.error({ err: (err as Error).message }, 'store unreachable during authentication');
+        return sendError(res, apiError('store_unavailable', 'The metering store is unavailable; try again shortly.'));
+      }
+      if (keyId === undefined) return sendError(res, INVALID);
+      if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
+      cache.set(hash, keyId);
+    }
+    res.locals.keyId = keyId;
+    next();
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * POST /v1/chat/completions after authentication: validate, check the model and its limits, reserve, then forward
+ * the rewritten body through the model's upstream. Everything after the reservation belongs to the Exchange.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
+import { apiError, sendError } from './errors';
+import { estimatePromptTokens } from './estimate';
+import { Exchange } from './exchange';
+import { upstreamRequestHeaders } from './http-headers';
+import type { Logger } from './logger';
+import type { Meter } from './metering';
+import type { Catalog } from './models';
+import type { Upstreams } from './upstream-proxy';
+
+export interface ChatCompletionsOptions {
+  /** The current catalog (a function, so a reload takes effect for the next request). */
+  catalog: () => Catalog;
+  meter: Meter;
+  upstreams: Upstreams;
+  logger: Logger;
+  upstreamApiKey: string | undefined;
+  upstreamResponseLimit: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamTimeoutMs: number;
+}
+
+const STORE_DOWN = apiError('store_unavailable', 'The metering store is unavailable; try again shortly.');
+
+export function chatCompletions(options: ChatCompletionsOptions) {
+  const { meter, upstreams, logger } = options;
+
+  return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const keyId = res.locals.keyId as string;
+    const validated = validateChatRequest(req.body);
+    if (!validated.ok) return sendError(res, validated.error);
+    const request = validated.request;
+
+    const model = options.catalog().get(request.model);
+    if (!model) {
+      return sendError(res, apiError('model_not_found', `The model '${request.model}' does not exist or is not served here.`, 'model'));
+    }
+    const requested = requestedMaxTokens(request);
+    if (requested.value !== undefined && requested.value > model.maxOutputTokens) {
+      return sendError(
+        res,
+        apiError(
+          'invalid_request_error',
+          `'${requested.field}' is too large: ${model.id} produces at most ${model.maxOutputTokens} tokens.`,
+          requested.field,
+        ),
+      );
+    }
+    const promptTokens = estimatePromptTokens(request);
+    const room = model.contextLength - promptTokens;
+    if (room < 1 || (requested.value !== undefined && requested.value > room)) {
+      return sendError(
+        res,
+        apiError(
+          'context_length_exceeded',
+          `This model's maximum context length is ${model.contextLength} tokens; the messages take about ${promptTokens}` +
+            (requested.value !== undefined ? ` and '${requested.field}' asks for ${requested.value} more.` : '.'),
+          room < 1 ? 'messages' : requested.field,
+        ),
+      );
+    }
+    const allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
+    if (!meter.accepting()) return sendError(res, STORE_DOWN);
+
+    const requestId = randomUUID();
+    let reservation;
+    try {
+      reservation = await meter.reserve({ keyId, requestId, model, promptTokens, allowance, choices: request.n ?? 1 });
+    } catch (err) {
+      logger.error({ requestId, err: (err as Error).message }, 'store unreachable during reservation');
+      return sendError(res, STORE_DOWN);
+    }
+    switch (reservation.kind) {
+      case 'invalid_key':
+        return sendError(
+          res,
+          apiError('invalid_api_key', `This API key is ${reservation.reason === 'not_found' ? 'unknown' : reservation.reason}.`),
+        );
+      case 'model_not_allowed':
+        return sendError(res, apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model'));
+      case 'insufficient_quota':
+        return sendError(
+          res,
+          apiError(
+            'insufficient_quota',
+            `This key's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
+          ),
+        );
+      case 'reserved':
+        break;
+    }
+
+    // The upstream sees its own model name, a completion cap the reservation covers, and a request for stream usage.
+    const upstreamBody: ChatRequest = { ...request, model: model.upstreamModel };
+    if (requested.value === undefined || reservation.allowance < requested.value) upstreamBody[requested.field] = reservation.allowance;
+    let hideUsageChunk = false;
+    if (request.stream === true && model.streamIncludeUsage) {
+      hideUsageChunk = request.stream_options?.include_usage !== true;
+      upstreamBody.stream_options = { ...request.stream_options, include_usage: true };
+    }
+    const body = Buffer.from(JSON.stringify(upstreamBody));
+
+    const exchange = new Exchange(
+      {
+        keyId,
+        requestId,
+        model,
+        stream: request.stream === true,
+        hideUsageChunk,
+        promptTokens,
+        meter,
+        lease: meter.hold(keyId, requestId),
+        logger,
+        responseLimit: options.upstreamResponseLimit,
+        connectTimeoutMs: options.upstreamConnectTimeoutMs,
+        idleTimeoutMs: options.upstreamTimeoutMs,
+      },
+      res,
+    );
+    res.locals.exchange = exchange;
+    req.headers = upstreamRequestHeaders(req.headers, body.length, options.upstreamApiKey, requestId);
+    // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
+    // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
+    req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
+      dest.end(body);
+      return dest;
+    }) as typeof req.pipe;
+    await upstreams.get(model.upstreamUrl).forward(req, res, next);
+  };
+}

@@ -1,0 +1,80 @@
+/** The closed list of errors tokenmeter itself returns, and the one place that turns them into HTTP responses. */
+import type { ServerResponse } from 'node:http';
+
+/** Every error code the proxy can answer with, and its HTTP status and OpenAI error type. */
+const CATALOG = {
+  invalid_request_error: { status: 400, type: 'invalid_request_error' },
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error' },
+  invalid_api_key: { status: 401, type: 'invalid_request_error' },
+  model_not_allowed: { status: 403, type: 'invalid_request_error' },
+  model_not_found: { status: 404, type: 'invalid_request_error' },
+  not_found: { status: 404, type: 'invalid_request_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  request_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  internal_error: { status: 500, type: 'api_error' },
+  upstream_error: { status: 502, type: 'api_error' },
+  store_unavailable: { status: 503, type: 'api_error' },
+  shutting_down: { status: 503, type: 'api_error' },
+  upstream_timeout: { status: 504, type: 'api_error' },
+} as const;
+
+export type ErrorCode = keyof typeof CATALOG;
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** An error as data: what went wrong, which request field it concerns, and optionally an explicit status. */
+export interface ApiError {
+  code: ErrorCode;
+  message: string;
+  param?: string | null;
+  /** Overrides the code's status (used to keep an upstream's own 4xx/5xx status). */
+  status?: number;
+  /** Overrides the code's OpenAI type (used to keep an upstream's own error type). */
+  type?: string;
+}
+
+export function apiError(code: ErrorCode, message: string, param: string | null = null): ApiError {
+  return { code, message, param };
+}
+
+export function statusOf(err: ApiError): number {
+  return err.status ?? CATALOG[err.code].status;
+}
+
+export function errorBody(err: ApiError): OpenAIErrorBody {
+  return {
+    error: {
+      message: err.message,
+      type: err.type ?? CATALOG[err.code].type,
+      param: err.param ?? null,
+      code: err.code,
+    },
+  };
+}
+
+/**
+ * Writes an error response, unless headers already went out (then the caller must end the stream its own way).
+ * Refusals that a retry cannot fix carry `x-should-retry: false`, which the official SDKs honour.
+ */
+export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Record<string, string>): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const status = statusOf(err);
+  const payload = JSON.stringify(errorBody(err));
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+    ...extraHeaders,
+  };
+  if (err.code === 'insufficient_quota' || err.code === 'invalid_api_key') headers['x-should-retry'] = 'false';
+  if (err.code === 'invalid_api_key') headers['www-authenticate'] = 'Bearer realm="tokenmeter"';
+  res.writeHead(status, headers);
+  res.end(payload);
+}

@@ -1,0 +1,355 @@
+/**
+ * One metered request after its reservation: answers the client from the upstream's response (JSON, SSE or error),
+ * aborts the upstream when the client leaves, and settles or releases the reservation exactly once.
+ */
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { apiError, sendError, type ApiError } from './errors';
+import { countText } from './estimate';
+import { downstreamResponseHeaders } from './http-headers';
+import type { Logger } from './logger';
+import { charge, type Lease, type Meter } from './metering';
+import type { Model } from './models';
+import { SseTap, modelRewriter, type Usage } from './sse-tap';
+import { upstreamFailure } from './upstream-errors';
+
+export interface ExchangeContext {
+  keyId: string;
+  requestId: string;
+  model: Model;
+  stream: boolean;
+  /** We added `stream_options.include_usage` that the client did not ask for: hide the usage chunk. */
+  hideUsageChunk: boolean;
+  /** Our tokenizer's prompt count, used when the upstream reports no usage. */
+  promptTokens: number;
+  meter: Meter;
+  lease: Lease;
+  logger: Logger;
+  /** Largest non-streamed upstream body we buffer. */
+  responseLimit: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
+const CLIENT_CLOSED = 499;
+/** An upstream error body longer than this is not read further: its message is in the first bytes. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export class Exchange {
+  private finished = false;
+  private clientGone = false;
+  private timedOut = false;
+  private upstreamReq: ClientRequest | undefined;
+  private upstreamRes: IncomingMessage | undefined;
+  private tap: SseTap | undefined;
+  private readonly rewrite: ((json: string) => string) | undefined;
+
+  constructor(
+    private readonly ctx: ExchangeContext,
+    private readonly res: ServerResponse,
+  ) {
+    const { model } = ctx;
+    this.rewrite = model.upstreamModel === model.id ? undefined : modelRewriter(model.upstreamModel, model.id);
+    res.once('close', () => this.clientClosed());
+  }
+
+  /** The upstream request exists (a socket is assigned): arm the timeouts. */
+  attach(proxyReq: ClientRequest): void {
+    this.upstreamReq = proxyReq;
+    if (this.clientGone) {
+      proxyReq.destroy();
+      return;
+    }
+    proxyReq.setTimeout(this.ctx.idleTimeoutMs, () => this.timeout(proxyReq));
+    const socket = proxyReq.socket;
+    if (socket?.connecting) {
+      const timer = setTimeout(() => this.timeout(proxyReq), this.ctx.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    }
+  }
+
+  /** The upstream answered: pass it on by kind. */
+  respond(proxyRes: IncomingMessage): void {
+    this.upstreamRes = proxyRes;
+    if (this.clientGone) {
+      proxyRes.destroy();
+      return;
+    }
+    const body = decoded(proxyRes);
+    if (body === undefined) {
+      proxyRes.destroy();
+      return this.refuse(
+        apiError('upstream_error', `The upstream sent an unsupported content-encoding (${proxyRes.headers['content-encoding']}).`),
+      );
+    }
+    const status = proxyRes.statusCode ?? 502;
+    if (status < 200 || status >= 300) return this.relayError(status, body);
+    const type = proxyRes.headers['content-type'] ?? '';
+    if (this.ctx.stream && type.includes('text/event-stream')) return this.relayStream(status, proxyRes, body);
+    return this.relayJson(status, proxyRes, body);
+  }
+
+  /** The upstream request failed (refused, reset, timed out), before or during the response. */
+  fail(err: NodeJS.ErrnoException): void {
+    if (this.finished || this.clientGone) return;
+    if (this.tap) return this.streamBroken(err);
+    this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
+    this.refuse(upstreamFailure(err, this.timedOut));
+  }
+
+  private timeout(proxyReq: ClientRequest): void {
+    this.timedOut = true;
+    proxyReq.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' }));
+  }
+
+  private clientClosed(): void {
+    if (this.res.writableFinished || this.finished) return;
+    this.clientGone = true;
+    // The model server must stop generating: abort the upstream request at once.
+    this.upstreamRes?.destroy();
+    this.upstreamReq?.destroy();
+    const tap = this.tap;
+    if (tap) this.settle(tap.usage, CLIENT_CLOSED, () => tap.streamedCompletionTokens());
+    else this.release();
+  }
+
+  private relayStream(status: number, proxyRes: IncomingMessage, body: Readable): void {
+    const tap = new SseTap({
+      modelRewrite: this.rewrite ? { from: this.ctx.model.upstreamModel, to: this.ctx.model.id } : undefined,
+      dropUsageChunk: this.ctx.hideUsageChunk,
+    });
+    this.tap = tap;
+    const res = this.res;
+    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers, this.ctx.requestId));
+    res.flushHeaders();
+    let waiting = false;
+    const resume = () => {
+      waiting = false;
+      body.resume();
+    };
+    body.on('data', (chunk: Buffer) => {
+      const out = tap.push(chunk);
+      // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
+      if (out.length > 0 && !res.write(out) && !waiting) {
+        waiting = true;
+        body.pause();
+        res.once('drain', resume);
+      }
+    });
+    body.once('end', () => {
+      if (this.finished || this.clientGone) return;
+      res.end(tap.end());
+      this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
+    });
+    body.once('error', (err: NodeJS.ErrnoException) => this.fail(err));
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete) this.fail(Object.assign(new Error('upstream closed the stream'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
+  private streamBroken(err: NodeJS.ErrnoException): void {
+    const tap = this.tap as SseTap;
+    this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
+    if (!this.res.writableEnded) {
+      const event = {
+        error: {
+          message: this.timedOut ? 'The upstream stopped sending mid-stream.' : 'The upstream connection broke mid-stream.',
+          type: 'api_error',
+          param: null,
+          code: this.timedOut ? 'upstream_timeout' : 'upstream_error',
+        },
+      };
+      tap.abandon();
+      // A blank line first, in case the last event's own blank line had not arrived yet.
+      this.res.end(`\ndata: ${JSON.stringify(event)}\n\n`);
+    }
+    this.upstreamRes?.destroy();
+    this.settle(tap.usage, this.res.statusCode, () => tap.streamedCompletionTokens());
+  }
+
+  private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
+    collect(
+      body,
+      this.ctx.responseLimit,
+      (buf) => {
+        if (this.finished || this.clientGone) return;
+        if (buf === undefined) {
+          proxyRes.destroy();
+          return this.refuse(apiError('upstream_error', 'The upstream response exceeded the size limit.'));
+        }
+        const text = buf.toString('utf8');
+        let parsed: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not valid JSON.'));
+        }
+        if (typeof parsed !== 'object' || parsed === null) {
+          return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not a JSON object.'));
+        }
+        const out = this.rewrite ? Buffer.from(this.rewrite(text)) : buf;
+        const headers = downstreamResponseHeaders(proxyRes.headers, this.ctx.requestId);
+        headers['content-length'] = out.length;
+        this.res.writeHead(status, headers);
+        this.res.end(out);
+        this.settle(reportedUsage(parsed.usage), status, () => completionTextTokens(parsed.choices));
+      },
+      (err) => this.fail(err),
+    );
+  }
+
+  private relayError(status: number, body: Readable): void {
+    collect(
+      body,
+      ERROR_BODY_LIMIT,
+      (buf) => {
+        if (this.finished || this.clientGone) return;
+        this.refuse(upstreamErrorFrom(status, buf));
+      },
+      (err) => this.fail(err),
+    );
+  }
+
+  /** Answers with an error and returns the reservation: nothing was served, nothing is charged. */
+  private refuse(err: ApiError): void {
+    if (this.finished) return;
+    sendError(this.res, err, { 'x-request-id': this.ctx.requestId });
+    this.release();
+  }
+
+  private release(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.ctx.lease.stop();
+    this.ctx.meter.release(this.ctx.keyId, this.ctx.requestId);
+  }
+
+  /** Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). */
+  private settle(usage: Usage | undefined, status: number, estimate: () => number): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.ctx.lease.stop();
+    const estimated = usage === undefined;
+    const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens;
+    const completionTokens = usage?.completionTokens ?? estimate();
+    this.ctx.meter.settle({
+      keyId: this.ctx.keyId,
+      requestId: this.ctx.requestId,
+      model: this.ctx.model.id,
+      promptTokens,
+      completionTokens,
+      chargedTokens: charge(this.ctx.model, promptTokens, completionTokens),
+      estimated,
+      stream: this.ctx.stream,
+      status,
+    });
+  }
+}
+
+/** The body, decompressed when the upstream ignored our identity request; undefined for an encoding we cannot read. */
+function decoded(res: IncomingMessage): Readable | undefined {
+  const enc = (res.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+  if (enc === 'identity' || enc === '') return res;
+  const decoder =
+    enc === 'gzip' || enc === 'x-gzip'
+      ? createGunzip()
+      : enc === 'deflate'
+        ? createInflate()
+        : enc === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (!decoder) return undefined;
+  res.once('error', (err) => decoder.destroy(err));
+  return res.pipe(decoder);
+}
+
+/** Buffers a body up to `limit` bytes; calls back with undefined when it is larger. */
+function collect(
+  body: Readable,
+  limit: number,
+  done: (buf: Buffer | undefined) => void,
+  failed: (err: NodeJS.ErrnoException) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  body.on('data', (c: Buffer) => {
+    if (over) return;
+    size += c.length;
+    if (size > limit) {
+      over = true;
+      done(undefined);
+      return;
+    }
+    chunks.push(c);
+  });
+  body.once('end', () => {
+    if (!over) done(Buffer.concat(chunks, size));
+  });
+  body.once('error', failed);
+}
+
+function reportedUsage(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined): Usage | undefined {
+  const p = usage?.prompt_tokens;
+  const c = usage?.completion_tokens;
+  if (!Number.isSafeInteger(p) || !Number.isSafeInteger(c) || (p as number) < 0 || (c as number) < 0) return undefined;
+  return { promptTokens: p as number, completionTokens: c as number };
+}
+
+/** Our count of a non-streamed response's completion: every choice's text and tool-call arguments. */
+function completionTextTokens(choices: unknown): number {
+  if (!Array.isArray(choices)) return 0;
+  let n = 0;
+  for (const choice of choices) {
+    const msg = (choice as { message?: { content?: unknown; tool_calls?: unknown; reasoning_content?: unknown } })?.message;
+    if (typeof msg?.content === 'string') n += countText(msg.content);
+    if (typeof msg?.reasoning_content === 'string') n += countText(msg.reasoning_content);
+    if (Array.isArray(msg?.tool_calls)) {
+      for (const call of msg.tool_calls) {
+        const args = (call as { function?: { arguments?: unknown } })?.function?.arguments;
+        if (typeof args === 'string') n += countText(args);
+      }
+    }
+  }
+  return n;
+}
+
+/** An upstream error status and body, in our shape: its status and message kept. */
+function upstreamErrorFrom(status: number, body: Buffer | undefined): ApiError {
+  let message = `The upstream answered with status ${status}.`;
+  let type: string | undefined;
+  let param: string | null = null;
+  if (body && body.length > 0) {
+    const text = body.toString('utf8');
+    try {
+      const parsed = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
+      const e = parsed.error;
+      if (typeof e === 'object' && e !== null) {
+        const o = e as { message?: unknown; type?: unknown; param?: unknown };
+        if (typeof o.message === 'string') message = o.message;
+        if (typeof o.type === 'string') type = o.type;
+        if (typeof o.param === 'string') param = o.param;
+      } else if (typeof e === 'string') message = e;
+      else if (typeof parsed.message === 'string') message = parsed.message;
+      else if (typeof parsed.detail === 'string') message = parsed.detail;
+    } catch {
+      message = text.slice(0, 500);
+    }
+  }
+  // The upstream refusing *our* credentials is our fault, not the client's key: a gateway error, not a 401/403.
+  if (status === 401 || status === 403 || status === 407) {
+    return { code: 'upstream_error', message: `The upstream refused the proxy's credentials (status ${status}).`, status: 502 };
+  }
+  const valid = status >= 400 && status <= 599;
+  return {
+    code: 'upstream_error',
+    message,
+    param,
+    status: valid ? status : 502,
+    type: type ?? (valid && status < 500 ? 'invalid_request_error' : 'api_error'),
+  };
+}

@@ -1,0 +1,42 @@
+/** API key secrets: how they are made, recognised and hashed. Only the hash and a display prefix are ever stored. */
+import { createHash, randomBytes } from 'node:crypto';
+
+/** `sk-` then 32 random bytes in base64url (43 characters). */
+const KEY_PATTERN = /^sk-[A-Za-z0-9_-]{43,128}$/;
+const PREFIX_LENGTH = 10;
+
+export interface NewKeySecret {
+  /** The secret itself: shown to its owner once, never stored. */
+  secret: string;
+  /** SHA-256 of the secret, hex: what the store looks keys up by. */
+  hash: string;
+  /** The first characters of the secret, to tell keys apart in listings. */
+  prefix: string;
+}
+
+export function generateKey(): NewKeySecret {
+  const secret = `sk-${randomBytes(32).toString('base64url')}`;
+  return { secret, hash: hashKey(secret), prefix: displayPrefix(secret) };
+}
+
+export function hashKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, PREFIX_LENGTH);
+}
+
+export function isWellFormedKey(secret: string): boolean {
+  return KEY_PATTERN.test(secret);
+}
+
+/**
+ * The bearer token of an Authorization header, or undefined when the header is missing or not a Bearer one.
+ * Node joins repeated Authorization headers with ", ", which never matches a well-formed key: a duplicate fails.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || header.length < 8) return undefined;
+  if (header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  return header.slice(7).trim();
+}

@@ -1,0 +1,153 @@
+/**
+ * Reserve, hold, settle: turns token counts into charges (with the model's weights), keeps reservations' leases alive
+ * while requests are in flight, and makes sure every settlement reaches the store, retrying while it is away.
+ */
+import type { Logger } from './logger';
+import type { Model } from './models';
+import type { ReserveResult, Settlement, Store } from './store/types';
+
+export interface MeterOptions {
+  store: Store;
+  leaseMs: number;
+  logger: Logger;
+  /** Most settlements kept for retry while the store is away. Default 10000. */
+  maxPending?: number;
+  /** First retry delay; doubles up to 30 s. Default 500 ms. */
+  retryBaseMs?: number;
+}
+
+export interface Lease {
+  stop(): void;
+}
+
+/** Tokens charged for a prompt and a completion under a model's weights (rounded up: never undercharge). */
+export function charge(model: Pick<Model, 'inputWeight' | 'outputWeight'>, promptTokens: number, completionTokens: number): number {
+  return Math.ceil(promptTokens * model.inputWeight + completionTokens * model.outputWeight);
+}
+
+export class Meter {
+  private readonly store: Store;
+  private readonly leaseMs: number;
+  private readonly logger: Logger;
+  private readonly maxPending: number;
+  private readonly retryBaseMs: number;
+  private readonly pending = new Map<string, { settlement: Settlement; attempt: number; timer: NodeJS.Timeout }>();
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(options: MeterOptions) {
+    this.store = options.store;
+    this.leaseMs = options.leaseMs;
+    this.logger = options.logger;
+    this.maxPending = options.maxPending ?? 10_000;
+    this.retryBaseMs = options.retryBaseMs ?? 500;
+  }
+
+  /** Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the balance covers. */
+  reserve(args: {
+    keyId: string;
+    requestId: string;
+    model: Model;
+    promptTokens: number;
+    allowance: number;
+    choices: number;
+  }): Promise<ReserveResult> {
+    return this.store.reserve({
+      keyId: args.keyId,
+      requestId: args.requestId,
+      model: args.model.id,
+      fixed: Math.ceil(args.promptTokens * args.model.inputWeight),
+      unit: args.model.outputWeight * args.choices,
+      allowance: args.allowance,
+      leaseMs: this.leaseMs,
+    });
+  }
+
+  /** Renews the reservation's lease at a third of its length until stopped. */
+  hold(keyId: string, requestId: string): Lease {
+    const timer = setInterval(
+      () => {
+        this.store.renew(keyId, requestId, this.leaseMs).catch((err: Error) => {
+          this.logger.warn({ requestId, err: err.message }, 'lease renewal failed');
+        });
+      },
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    );
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
+  }
+
+  /** Whether new requests may be taken: false once the retry queue is full (fail closed rather than lose usage). */
+  accepting(): boolean {
+    return this.pending.size < this.maxPending;
+  }
+
+  /** Charges a finished request. Never throws: a store failure queues the settlement for retry. */
+  settle(settlement: Settlement): void {
+    this.attempt(settlement, 0);
+  }
+
+  /** Returns a reservation unused. A failure is only logged: the lease returns it on its own. */
+  release(keyId: string, requestId: string): void {
+    this.inFlight++;
+    this.store
+      .release(keyId, requestId)
+      .catch((err: Error) => this.logger.warn({ requestId, err: err.message }, 'release failed; the lease will return the reservation'))
+      .finally(() => this.done());
+  }
+
+  /** Settlements not yet confirmed by the store. */
+  backlog(): number {
+    return this.pending.size + this.inFlight;
+  }
+
+  /** Resolves when nothing is left to settle (or after `timeoutMs`). */
+  async drain(timeoutMs: number): Promise<boolean> {
+    if (this.backlog() === 0) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Stops retry timers (tests, shutdown after drain). */
+  stop(): void {
+    for (const p of this.pending.values()) clearTimeout(p.timer);
+    this.pending.clear();
+  }
+
+  private attempt(settlement: Settlement, attempt: number): void {
+    this.inFlight++;
+    this.store
+      .settle(settlement)
+      .then((result) => {
+        this.pending.delete(settlement.requestId);
+        if (result === 'duplicate' && attempt === 0) {
+          this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
+        }
+      })
+      .catch((err: Error) => {
+        const delay = Math.min(this.retryBaseMs * 2 ** attempt, 30_000);
+        this.logger.error({ requestId: settlement.requestId, attempt, err: err.message }, 'settle failed; will retry');
+        const timer = setTimeout(() => {
+          this.pending.delete(settlement.requestId);
+          this.attempt(settlement, attempt + 1);
+        }, delay);
+        timer.unref();
+        this.pending.set(settlement.requestId, { settlement, attempt, timer });
+      })
+      .finally(() => this.done());
+  }
+
+  private done(): void {
+    this.inFlight--;
+    if (this.backlog() === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/** The process entry point: parse config once, build every service, listen, and shut down gracefully. */
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createLogger, type Logger } from './logger';
+import { Meter } from './metering';
+import { loadCatalog, ModelsFileError } from './models';
+import { createStore } from './store/create-store';
+import type { Store } from './store/types';
+import { Upstreams } from './upstream-proxy';
+
+/** How long SIGTERM waits for in-flight requests before closing them. */
+const SHUTDOWN_GRACE_MS = 30_000;
+
+export interface Running {
+  server: Server;
+  config: Config;
+  store: Store;
+  meter: Meter;
+  logger: Logger;
+  shutdown(): Promise<void>;
+}
+
+export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
+  const config = loadConfig(env);
+  const logger = createLogger(config.logLevel);
+  const catalog = loadCatalog(config.modelsFile, { upstreamUrl: config.upstreamUrl });
+  const store = createStore(config, logger);
+  const meter = new Meter({ store, leaseMs: config.leaseMs, logger });
+  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const app = createApp({ config, store, catalog: () => catalog, meter, upstreams, logger });
+
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Longer than typical load balancers' idle timeouts, so they close idle connections first.
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ port, host: config.host, store: store.kind, models: catalog.list().length }, 'tokenmeter listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down: no new connections; waiting for in-flight requests');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(grace);
+      const drained = await meter.drain(10_000);
+      if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit');
+      meter.stop();
+      upstreams.close();
+      await store.close();
+      logger.info('stopped');
+    })());
+  return { server, config, store, meter, logger, shutdown };
+}
+
+if (require.main === module) {
+  start().then(
+    (running) => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => {
+          running.shutdown().then(() => process.exit(0));
+        });
+      }
+    },
+    (err: Error) => {
+      // Config and models-file problems are one line naming what is wrong; anything else is unexpected.
+      if (err instanceof ConfigError || err instanceof ModelsFileError) console.error(`tokenmeter: ${err.message}`);
+      else console.error(`tokenmeter: cannot start: ${err.message}`);
+      process.exit(1);
+    },
+  );
+}

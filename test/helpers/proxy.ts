@@ -1,0 +1,84 @@
+/** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { createApp } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import { createLogger, type Logger } from '../../src/logger';
+import { Meter } from '../../src/metering';
+import { buildCatalog, type ModelEntry } from '../../src/models';
+import type { Store } from '../../src/store/types';
+import { Upstreams } from '../../src/upstream-proxy';
+
+export const MODEL = 'acme/chat-small';
+export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
+
+export interface ProxyUnderTest {
+  url: string;
+  /** Base URL for SDKs: `${url}/v1`. */
+  baseURL: string;
+  server: Server;
+  meter: Meter;
+  config: Config;
+  /** Every log line the proxy wrote. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startProxy(options: {
+  store: Store;
+  upstreamUrl: string;
+  models?: Partial<ModelEntry>[];
+  env?: Record<string, string>;
+}): Promise<ProxyUnderTest> {
+  const config = loadConfig({ UPSTREAM_URL: options.upstreamUrl, LOG_LEVEL: 'info', RESERVATION_LEASE_SECONDS: '60', ...options.env });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(chunk.toString());
+      cb();
+    },
+  });
+  const logger: Logger = createLogger(config.logLevel, sink);
+  const models = (options.models ?? [{}]).map((m, i) => ({
+    id: i === 0 ? MODEL : `acme/model-${i}`,
+    upstream_model: i === 0 ? UPSTREAM_MODEL : undefined,
+    context_length: 8192,
+    max_output_tokens: 1024,
+    ...m,
+  }));
+  const catalog = buildCatalog({ models }, { upstreamUrl: config.upstreamUrl });
+  const meter = new Meter({ store: options.store, leaseMs: config.leaseMs, logger, retryBaseMs: 50 });
+  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const app = createApp({ config, store: options.store, catalog: () => catalog, meter, upstreams, logger });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    baseURL: `${url}/v1`,
+    server,
+    meter,
+    config,
+    logs,
+    close: async () => {
+      await meter.drain(5_000);
+      meter.stop();
+      upstreams.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Waits until every settlement reached the store. */
+export async function settled(proxy: ProxyUnderTest): Promise<void> {
+  const ok = await proxy.meter.drain(5_000);
+  if (!ok) throw new Error('settlements did not drain');
+}
+
+export function chatBody(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }], ...over };
+}

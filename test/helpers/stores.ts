@@ -1,0 +1,64 @@
+/** Builds the stores under test: a MemoryStore, or a RedisStore on the test redis-server with a prefix of its own. */
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { MemoryStore } from '../../src/store/memory-store';
+import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
+import type { Store } from '../../src/store/types';
+import { generateKey } from '../../src/keys';
+
+export function testRedisUrl(): string {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) throw new Error('TEST_REDIS_URL is not set: run the tests through jest (global setup starts redis)');
+  return url;
+}
+
+export interface StoreUnderTest {
+  store: Store;
+  /** A plain client on the same Redis (RedisStore only), for inspecting what the store wrote. */
+  redis?: Redis;
+  prefix?: string;
+  close(): Promise<void>;
+}
+
+export const storeKinds = ['memory', 'redis'] as const;
+export type StoreKind = (typeof storeKinds)[number];
+
+export async function makeStore(kind: StoreKind): Promise<StoreUnderTest> {
+  if (kind === 'memory') {
+    const store = new MemoryStore();
+    return { store, close: () => store.close() };
+  }
+  const prefix = `t${randomBytes(4).toString('hex')}:`;
+  const client = new Redis(testRedisUrl(), { ...redisClientOptions(2000), enableOfflineQueue: true });
+  const inspector = new Redis(testRedisUrl());
+  const store = new RedisStore(client, { prefix });
+  return {
+    store,
+    redis: inspector,
+    prefix,
+    close: async () => {
+      const keys = await inspector.keys(`${prefix}*`);
+      if (keys.length) await inspector.del(...keys);
+      await store.close();
+      inspector.disconnect();
+    },
+  };
+}
+
+/** Creates a key with one package of `tokens`; returns its id and secret. */
+export async function keyWithTokens(
+  store: Store,
+  tokens: number,
+  extra: { models?: string[]; expiresAt?: number | null } = {},
+): Promise<{ id: string; secret: string }> {
+  const k = generateKey();
+  const rec = await store.createKey({
+    hash: k.hash,
+    prefix: k.prefix,
+    name: 'test',
+    expiresAt: extra.expiresAt ?? null,
+    models: extra.models ?? null,
+  });
+  if (tokens > 0) await store.grantPackage(rec.id, { tokens, expiresAt: null });
+  return { id: rec.id, secret: k.secret };
+}

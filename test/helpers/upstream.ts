@@ -1,0 +1,144 @@
+/**
+ * A real OpenAI-compatible HTTP upstream for tests: answers chat completions as JSON or SSE (honouring
+ * stream_options.include_usage and max_tokens), records what it received, and notices when a request is aborted.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface UpstreamCall {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, any>;
+  /** Set when the proxy closed the request before the response finished. */
+  aborted: boolean;
+}
+
+export type Behaviour = (call: UpstreamCall, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface TestUpstream {
+  /** Base URL including /v1. */
+  url: string;
+  calls: UpstreamCall[];
+  behave(b: Behaviour): void;
+  /** Resolves when some request has been aborted by the proxy. */
+  aborted(): Promise<UpstreamCall>;
+  close(): Promise<void>;
+}
+
+export const PROMPT_TOKENS = 17;
+
+export function words(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `w${i} `);
+}
+
+const chunkOf = (model: string, delta: Record<string, unknown>, finish: string | null, withUsageNull: boolean) =>
+  JSON.stringify({
+    id: 'chatcmpl-test',
+    object: 'chat.completion.chunk',
+    created: 1700000000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(withUsageNull ? { usage: null } : {}),
+  });
+
+/** SSE like vLLM: one token per chunk, a usage chunk with `choices: []` when asked, then [DONE]. */
+export function streamReply(options: { tokens?: string[]; delayMs?: number; usage?: 'honour' | 'never'; done?: boolean } = {}): Behaviour {
+  return async (call, _req, res) => {
+    const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? Infinity;
+    const tokens = (options.tokens ?? words(5)).slice(0, limit);
+    const includeUsage = options.usage !== 'never' && call.body.stream_options?.include_usage === true;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const write = (data: string) => res.write(`data: ${data}\n\n`);
+    write(chunkOf(call.body.model, { role: 'assistant', content: '' }, null, includeUsage));
+    for (const t of tokens) {
+      if (call.aborted) return;
+      if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+      if (call.aborted) return;
+      write(chunkOf(call.body.model, { content: t }, null, includeUsage));
+    }
+    write(chunkOf(call.body.model, {}, tokens.length < (options.tokens ?? words(5)).length ? 'length' : 'stop', includeUsage));
+    if (includeUsage) {
+      write(
+        JSON.stringify({
+          id: 'chatcmpl-test',
+          object: 'chat.completion.chunk',
+          created: 1700000000,
+          model: call.body.model,
+          choices: [],
+          usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length },
+        }),
+      );
+    }
+    if (options.done !== false) write('[DONE]');
+    res.end();
+  };
+}
+
+/** A non-streamed completion with usage (prompt 17, completion = number of tokens produced). */
+export function jsonReply(options: { tokens?: string[]; usage?: boolean } = {}): Behaviour {
+  return (call, _req, res) => {
+    const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? Infinity;
+    const tokens = (options.tokens ?? words(5)).slice(0, limit);
+    const body = {
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: 1700000000,
+      model: call.body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: tokens.join('') }, finish_reason: 'stop' }],
+      ...(options.usage === false
+        ? {}
+        : { usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length } }),
+    };
+    const text = JSON.stringify(body);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+}
+
+/** JSON or SSE depending on the request's `stream`. */
+export const defaultReply: Behaviour = (call, req, res) => (call.body.stream ? streamReply()(call, req, res) : jsonReply()(call, req, res));
+
+export async function startUpstream(initial: Behaviour = defaultReply): Promise<TestUpstream> {
+  let behaviour = initial;
+  const calls: UpstreamCall[] = [];
+  const abortWaiters: ((c: UpstreamCall) => void)[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: Record<string, any> = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = { unparseable: Buffer.concat(chunks).toString('utf8') };
+      }
+      const call: UpstreamCall = { path: req.url ?? '', headers: req.headers, body, aborted: false };
+      calls.push(call);
+      res.on('close', () => {
+        if (!res.writableFinished) {
+          call.aborted = true;
+          for (const w of abortWaiters.splice(0)) w(call);
+        }
+      });
+      Promise.resolve(behaviour(call, req, res)).catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    calls,
+    behave: (b) => {
+      behaviour = b;
+    },
+    aborted: () => {
+      const already = calls.find((c) => c.aborted);
+      return already ? Promise.resolve(already) : new Promise((resolve) => abortWaiters.push(resolve));
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
