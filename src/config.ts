@@ -1,7 +1,8 @@
 /** The process configuration: parsed once from the environment with zod, then passed in everywhere. */
 import { z } from 'zod';
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const positiveInt = (fallback: number) =>
+  z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').positive('must be greater than 0').default(fallback);
 
 /** Byte sizes like `1mb`, `512kb` or a plain number of bytes. */
 const byteSize = z
@@ -25,7 +26,12 @@ const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 /** Every environment variable tokenmeter reads, with its default. README's config table mirrors this. */
 export const envSchema = z.object({
   /** Port to listen on. Default 8080. */
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(0, 'must be 0-65535')
+    .max(65535, 'must be 0-65535')
+    .default(8080),
   /** Interface to bind. Default 0.0.0.0. */
   HOST: z.string().min(1).default('0.0.0.0'),
   /** The upstream's base URL including its /v1, as one would give an OpenAI SDK. */

@@ -30,6 +30,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const app = createApp({ config, store, catalog: () => catalog, meter, upstreams, logger });
 
+  // Give Redis a moment to connect so the first requests are not refused; start anyway (failing closed) if it is down.
+  if (!(await storeAnswers(store, 5_000))) logger.warn('store not reachable at start; requests get 503 until it is');
+
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -58,6 +61,19 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       logger.info('stopped');
     })());
   return { server, config, store, meter, logger, shutdown };
+}
+
+async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      await store.ping();
+      return true;
+    } catch {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 if (require.main === module) {

@@ -25,7 +25,8 @@ export interface TestUpstream {
   close(): Promise<void>;
 }
 
-export const PROMPT_TOKENS = 17;
+/** What the test upstream reports as prompt tokens: below our estimate for chatBody()'s prompt, as with real tokenizers. */
+export const PROMPT_TOKENS = 9;
 
 export function words(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `w${i} `);
@@ -42,7 +43,16 @@ const chunkOf = (model: string, delta: Record<string, unknown>, finish: string |
   });
 
 /** SSE like vLLM: one token per chunk, a usage chunk with `choices: []` when asked, then [DONE]. */
-export function streamReply(options: { tokens?: string[]; delayMs?: number; usage?: 'honour' | 'never'; done?: boolean } = {}): Behaviour {
+export function streamReply(
+  options: {
+    tokens?: string[];
+    delayMs?: number;
+    usage?: 'honour' | 'never';
+    done?: boolean;
+    /** Sending stops after the first chunk until this resolves. */
+    holdAfterFirst?: Promise<void>;
+  } = {},
+): Behaviour {
   return async (call, _req, res) => {
     const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? Infinity;
     const tokens = (options.tokens ?? words(5)).slice(0, limit);
@@ -50,6 +60,7 @@ export function streamReply(options: { tokens?: string[]; delayMs?: number; usag
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const write = (data: string) => res.write(`data: ${data}\n\n`);
     write(chunkOf(call.body.model, { role: 'assistant', content: '' }, null, includeUsage));
+    if (options.holdAfterFirst) await options.holdAfterFirst;
     for (const t of tokens) {
       if (call.aborted) return;
       if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));

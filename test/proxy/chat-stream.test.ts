@@ -1,0 +1,155 @@
+/** Streamed completions: passed through as sent, tapped for usage, aborted upstream when the client leaves. */
+import http from 'node:http';
+import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { startUpstream, streamReply, PROMPT_TOKENS, words, type TestUpstream, type UpstreamCall } from '../helpers/upstream';
+import { countText } from '../../src/estimate';
+import { startProxy, settled, chatBody, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
+
+/** Posts and collects the raw response bytes (no SSE parsing), with the time the first body byte came. */
+function rawPost(
+  url: string,
+  secret: string,
+  body: unknown,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string; firstByteAt: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}/v1/chat/completions`,
+      { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let firstByteAt = 0;
+        res.on('data', (c: Buffer) => {
+          firstByteAt ||= Date.now();
+          chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), firstByteAt }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** What the upstream would have sent a client that did not ask for usage, with our model id. */
+function expectedStream(tokens: string[], withUsage: boolean): string {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }], usage: null })}\n\n`;
+  let out = chunk({ role: 'assistant', content: '' }, null);
+  for (const t of tokens) out += chunk({ content: t }, null);
+  out += chunk({}, 'stop');
+  if (withUsage) {
+    out += `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length } })}\n\n`;
+  }
+  return `${out}data: [DONE]\n\n`;
+}
+
+describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
+  let s: StoreUnderTest;
+  let upstream: TestUpstream;
+  let proxy: ProxyUnderTest;
+
+  beforeEach(async () => {
+    s = await makeStore(kind);
+    upstream = await startUpstream();
+    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url });
+  });
+  afterEach(async () => {
+    await proxy.close();
+    await upstream.close();
+    await s.close();
+  });
+
+  it('asks the upstream for usage, hides the usage chunk the client did not ask for, and is otherwise byte-for-byte', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(upstream.calls[0].body.stream_options).toEqual({ include_usage: true });
+    expect(upstream.calls[0].body.model).toBe(UPSTREAM_MODEL);
+    expect(res.text).toBe(expectedStream(words(5), false));
+    await settled(proxy);
+    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    expect(record).toMatchObject({
+      promptTokens: PROMPT_TOKENS,
+      completionTokens: 5,
+      chargedTokens: PROMPT_TOKENS + 5,
+      stream: true,
+      estimated: false,
+    });
+    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 5);
+  });
+
+  it('keeps the usage chunk when the client asked for it', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true, stream_options: { include_usage: true } }));
+    expect(res.text).toBe(expectedStream(words(5), true));
+  });
+
+  it('passes the first chunk on before the upstream has finished', async () => {
+    // The upstream sends nothing after its first chunk until the client has received that chunk: a proxy that
+    // buffered the stream would never deliver it, and this test would time out.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    upstream.behave(streamReply({ tokens: words(3), holdAfterFirst: gate }));
+    const key = await keyWithTokens(s.store, 10_000);
+    const firstChunk = new Promise<string>((resolve, reject) => {
+      const req = http.request(
+        `${proxy.url}/v1/chat/completions`,
+        { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } },
+        (res) => {
+          res.once('data', (c: Buffer) => {
+            resolve(c.toString());
+            release();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(chatBody({ stream: true })));
+    });
+    expect(await firstChunk).toContain('"role":"assistant"');
+    expect(upstream.calls[0].aborted).toBe(false);
+  });
+
+  it('counts the streamed text with the tokenizer when the upstream sends no usage', async () => {
+    upstream.behave(streamReply({ tokens: ['Hello', ' there', ', friend'], usage: 'never' }));
+    const key = await keyWithTokens(s.store, 10_000);
+    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true }));
+    expect(res.text).toContain('data: [DONE]');
+    await settled(proxy);
+    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    expect(record.estimated).toBe(true);
+    expect(record.completionTokens).toBe(countText('Hello there, friend'));
+    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
+  });
+
+  it('aborts the upstream request when the client disconnects mid-stream, and charges what was produced', async () => {
+    upstream.behave(streamReply({ tokens: words(200), delayMs: 20 }));
+    const key = await keyWithTokens(s.store, 10_000);
+    let received = '';
+    const req = http.request(
+      `${proxy.url}/v1/chat/completions`,
+      { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } },
+      (res) => {
+        res.on('data', (c: Buffer) => {
+          received += c.toString();
+          if ((received.match(/"content":"w/g) ?? []).length >= 3) req.destroy();
+        });
+      },
+    );
+    req.on('error', () => {});
+    req.end(JSON.stringify(chatBody({ stream: true })));
+    const aborted: UpstreamCall = await upstream.aborted();
+    expect(aborted.aborted).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    await settled(proxy);
+    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    expect(record.status).toBe(499);
+    expect(record.estimated).toBe(true);
+    expect(record.completionTokens).toBeGreaterThanOrEqual(3);
+    expect(record.completionTokens).toBeLessThan(200);
+    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
+  });
+});

@@ -1,0 +1,201 @@
+/** Upstream failures: a clear OpenAI-shaped error or a cleanly ended stream, and a balance that is right afterwards. */
+import http from 'node:http';
+import { gzipSync } from 'node:zlib';
+import request from 'supertest';
+import OpenAI from 'openai';
+import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores';
+import { startUpstream, streamReply, jsonReply, words, PROMPT_TOKENS, type TestUpstream } from '../helpers/upstream';
+import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { freePort } from '../helpers/redis-server';
+import { countText } from '../../src/estimate';
+
+describe('upstream faults (redis store)', () => {
+  let s: StoreUnderTest;
+  let upstream: TestUpstream;
+  let proxy: ProxyUnderTest;
+  let key: { id: string; secret: string };
+  const post = (body: unknown) =>
+    request(proxy.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key.secret}`)
+      .send(body as object);
+  const untouched = async () => expect(await s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0 });
+
+  beforeEach(async () => {
+    s = await makeStore('redis');
+    upstream = await startUpstream();
+    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { UPSTREAM_TIMEOUT_MS: '300' } });
+    key = await keyWithTokens(s.store, 10_000);
+  });
+  afterEach(async () => {
+    await proxy.close();
+    await upstream.close();
+    await s.close();
+  });
+
+  it('keeps an upstream 4xx status and message, and charges nothing', async () => {
+    upstream.behave((_c, _r, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ error: { message: 'This model does not support tools', type: 'BadRequestError', param: 'tools', code: 400 } }),
+      );
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      message: 'This model does not support tools',
+      type: 'BadRequestError',
+      param: 'tools',
+      code: 'upstream_error',
+    });
+    await settled(proxy);
+    await untouched();
+  });
+
+  it('keeps an upstream 5xx with a plain-text body as an OpenAI-shaped error', async () => {
+    upstream.behave((_c, _r, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('model is loading');
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ message: 'model is loading', type: 'api_error', code: 'upstream_error' });
+    await settled(proxy);
+    await untouched();
+  });
+
+  it('turns the upstream refusing our credentials into a 502, not a 401 about the client key', async () => {
+    upstream.behave((_c, _r, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"bad key"}}');
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('upstream_error');
+    await settled(proxy);
+    await untouched();
+  });
+
+  it('answers 502 when the upstream refuses connections', async () => {
+    const dead = await startProxy({ store: s.store, upstreamUrl: `http://127.0.0.1:${await freePort()}/v1` });
+    try {
+      const res = await request(dead.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+      expect(res.status).toBe(502);
+      expect(res.body.error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+      await settled(dead);
+      await untouched();
+    } finally {
+      await dead.close();
+    }
+  });
+
+  it('answers 504 when the upstream stalls before its headers', async () => {
+    upstream.behave(() => {});
+    const res = await post(chatBody());
+    expect(res.status).toBe(504);
+    expect(res.body.error.code).toBe('upstream_timeout');
+    await settled(proxy);
+    await untouched();
+  });
+
+  it('answers 502 for a 200 whose body is not JSON, charging nothing', async () => {
+    upstream.behave((_c, _r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('<html>oops</html>');
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('upstream_error');
+    await settled(proxy);
+    await untouched();
+  });
+
+  it('decodes a gzip response the upstream sent despite identity, and meters it', async () => {
+    upstream.behave((call, _r, res) => {
+      const body = gzipSync(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          created: 1,
+          model: call.body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 },
+        }),
+      );
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length });
+      res.end(body);
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.body.model).toBe(MODEL);
+    await settled(proxy);
+    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - 10);
+  });
+
+  it('ends the client stream with an error event when the upstream resets mid-stream, and charges what was sent', async () => {
+    upstream.behave((call, req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const w of words(3))
+        res.write(`data: ${JSON.stringify({ model: call.body.model, choices: [{ index: 0, delta: { content: w } }] })}\n\n`);
+      res.write('data: {"model":"half a li');
+      setTimeout(() => req.socket.destroy(), 30);
+    });
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL, maxRetries: 0 });
+    const got: string[] = [];
+    await expect(
+      (async () => {
+        const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true });
+        for await (const chunk of stream) got.push(chunk.choices[0]?.delta?.content ?? '');
+      })(),
+    ).rejects.toThrow(/mid-stream/);
+    expect(got.join('')).toBe(words(3).join(''));
+    await settled(proxy);
+    const [record] = await s.store.usage({ keyId: key.id, limit: 5 });
+    expect(record).toMatchObject({ estimated: true, completionTokens: countText(words(3).join('')) });
+    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
+  });
+
+  it('ends the stream cleanly when the upstream stalls mid-stream', async () => {
+    upstream.behave((call, _r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ model: call.body.model, choices: [{ index: 0, delta: { content: 'partial' } }] })}\n\n`);
+    });
+    const res = await rawStream(proxy.url, key.secret);
+    expect(res).toContain('"content":"partial"');
+    expect(res).toContain('"code":"upstream_timeout"');
+    await settled(proxy);
+    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0 });
+    expect(upstream.calls[0].aborted).toBe(true);
+  });
+
+  it('passes a stream that ends without [DONE] as it is, and charges its usage', async () => {
+    upstream.behave(streamReply({ tokens: words(2), done: false }));
+    const res = await rawStream(proxy.url, key.secret);
+    expect(res).not.toContain('[DONE]');
+    expect(res).not.toContain('error');
+    await settled(proxy);
+    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 2);
+  });
+
+  it('charges a JSON answer to a stream request (an upstream that ignores stream) from its usage', async () => {
+    upstream.behave(jsonReply({ tokens: words(3) }));
+    const res = await rawStream(proxy.url, key.secret);
+    expect(JSON.parse(res).model).toBe(MODEL);
+    await settled(proxy);
+    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 3);
+  });
+});
+
+function rawStream(url: string, secret: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${secret}` } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve(text));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(chatBody({ stream: true })));
+  });
+}

@@ -1,0 +1,77 @@
+/** The stream tap: whole lines out, usage found, usage-only chunk dropped on request, model rewritten. */
+import { SseTap, modelRewriter } from '../src/sse-tap';
+
+const data = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+const chunk = (content: string, model = 'up/m') => data({ model, choices: [{ index: 0, delta: { content } }], usage: null });
+const usageChunk = (p: number, c: number, model = 'up/m') =>
+  data({ model, choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
+
+function run(tap: SseTap, parts: (string | Buffer)[]): string {
+  let out = '';
+  for (const p of parts) out += tap.push(Buffer.isBuffer(p) ? p : Buffer.from(p)).toString();
+  return out + tap.end().toString();
+}
+
+describe('SseTap', () => {
+  it('passes bytes through unchanged when nothing needs rewriting, and reads the usage', () => {
+    const stream = chunk('Hel') + chunk('lo') + usageChunk(7, 2) + 'data: [DONE]\n\n';
+    const tap = new SseTap({ dropUsageChunk: false });
+    expect(run(tap, [stream])).toBe(stream);
+    expect(tap.usage).toEqual({ promptTokens: 7, completionTokens: 2 });
+    expect(tap.done).toBe(true);
+  });
+
+  it('emits only whole lines, however the upstream splits them (even inside a UTF-8 character)', () => {
+    const stream = chunk('a') + chunk('héllo ✓') + usageChunk(3, 4) + 'data: [DONE]\n\n';
+    const bytes = Buffer.from(stream);
+    const cut = bytes.indexOf(Buffer.from('✓')) + 1;
+    const tap = new SseTap({ dropUsageChunk: false });
+    const first = tap.push(bytes.subarray(0, cut)).toString();
+    expect(first).toBe(chunk('a'));
+    const rest = tap.push(bytes.subarray(cut)).toString() + tap.end().toString();
+    expect(first + rest).toBe(stream);
+    expect(tap.usage).toEqual({ promptTokens: 3, completionTokens: 4 });
+  });
+
+  it('drops the usage-only chunk and its blank line when asked, leaving everything else', () => {
+    const body = chunk('a') + chunk('b');
+    const tap = new SseTap({ dropUsageChunk: true });
+    expect(run(tap, [body, usageChunk(1, 2), 'data: [DONE]\n\n'])).toBe(body + 'data: [DONE]\n\n');
+    expect(tap.usage).toEqual({ promptTokens: 1, completionTokens: 2 });
+  });
+
+  it('rewrites the model in every chunk, compact or spaced', () => {
+    const tap = new SseTap({ modelRewrite: { from: 'up/m', to: 'client/m' }, dropUsageChunk: false });
+    const spaced = 'data: {"model": "up/m", "choices": []}\n\n';
+    const out = run(tap, [chunk('x'), spaced]);
+    expect(out).toBe(chunk('x', 'client/m') + 'data: {"model":"client/m", "choices": []}\n\n');
+  });
+
+  it('counts streamed content and tool-call arguments when no usage comes', () => {
+    const tap = new SseTap({ dropUsageChunk: false });
+    run(tap, [
+      chunk('Hello'),
+      chunk(' "world"'),
+      data({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] } }] }),
+    ]);
+    expect(tap.usage).toBeUndefined();
+    // Hello + ␠"world" + {"city":"Paris"} in o200k_base
+    expect(tap.streamedCompletionTokens()).toBeGreaterThanOrEqual(6);
+    expect(tap.streamedCompletionTokens()).toBeLessThanOrEqual(12);
+  });
+
+  it('ignores `"usage":null` and comment lines', () => {
+    const tap = new SseTap({ dropUsageChunk: true });
+    const stream = ': keep-alive\n\n' + chunk('a');
+    expect(run(tap, [stream])).toBe(stream);
+    expect(tap.usage).toBeUndefined();
+  });
+});
+
+describe('modelRewriter', () => {
+  it('rewrites only the first model field and leaves other text alone', () => {
+    const rw = modelRewriter('up/m', 'c/m');
+    expect(rw('{"model":"up/m","x":"\\"model\\":\\"up/m\\""}')).toBe('{"model":"c/m","x":"\\"model\\":\\"up/m\\""}');
+    expect(rw('{"id":1}')).toBe('{"id":1}');
+  });
+});
