@@ -1,6 +1,7 @@
 /** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { isUtf8 } from 'node:buffer';
+import { adminApi } from './admin-api';
 import { bearerAuth } from './auth';
 import { chatCompletions } from './chat-completions';
 import type { Config } from './config';
@@ -19,6 +20,8 @@ export interface AppDeps {
   meter: Meter;
   upstreams: Upstreams;
   logger: Logger;
+  /** Reloads the models file (the admin reload route); resolves to the number of models. */
+  reloadModels?: () => Promise<number>;
 }
 
 class InvalidUtf8Error extends Error {
@@ -66,6 +69,10 @@ export function createApp(deps: AppDeps): Express {
       upstreamTimeoutMs: config.upstreamTimeoutMs,
     }),
   );
+  if (config.adminToken) {
+    app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
+  }
+
   app.all('/v1/chat/completions', (_req, res) => {
     sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
   });

@@ -1,6 +1,7 @@
 /** The chat completion request body (spec §2.1, §2.2, §8): validated with zod; unknown fields pass through untouched. */
 import { z } from 'zod';
 import { apiError, type ApiError } from './errors';
+import { invalidRequest } from './zod-errors';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
@@ -53,27 +54,7 @@ export function validateChatRequest(body: unknown): Validated {
   }
   const parsed = chatRequestSchema.safeParse(body);
   if (parsed.success) return { ok: true, request: body as ChatRequest };
-  const issue = innermost(parsed.error.issues[0]);
-  const param = paramOf(issue.path);
-  return { ok: false, error: apiError('invalid_request_error', `Invalid '${param}': ${issue.message}.`, param) };
-}
-
-/** For a failed union (content: string or parts), the issue of the branch that got furthest, with its full path. */
-function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
-  let best: z.core.$ZodIssue | undefined;
-  for (const branch of issue.errors) {
-    const first = branch[0];
-    if (first && first.path.length > 0 && (!best || first.path.length > best.path.length)) best = first;
-  }
-  return best ? innermost({ ...best, path: [...issue.path, ...best.path] }) : issue;
-}
-
-/** `['messages', 0, 'role']` -> `messages[0].role`, the form OpenAI uses for `param`. */
-export function paramOf(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
-  return out;
+  return { ok: false, error: invalidRequest(parsed.error) };
 }
 
 /** The completion-token limit the client asked for, and the field it used. */

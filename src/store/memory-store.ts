@@ -206,7 +206,7 @@ export class MemoryStore implements Store {
       )
       .sort((a, b) => compareCursor(a.cursor, b.cursor))
       .map((r) => ({ ...r }));
-    return out.slice(Math.max(0, out.length - q.limit));
+    return q.after !== undefined ? out.slice(0, q.limit) : out.slice(Math.max(0, out.length - q.limit));
   }
 
   async ping(): Promise<void> {}

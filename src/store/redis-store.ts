@@ -197,18 +197,34 @@ export class RedisStore implements Store {
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
     const ids = q.keyId ? [q.keyId] : await this.redis.smembers(`${this.prefix}keys`);
-    const start = q.after ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
-    const end = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
     const all: UsageRecord[] = [];
-    for (const id of ids) {
-      const entries = await this.redis.xrange(this.k(id, 'u'), start, end);
+    for (const id of ids) all.push(...(await this.readLedger(id, q)));
+    all.sort((a, b) => compareCursor(a.cursor, b.cursor));
+    return q.after !== undefined ? all.slice(0, q.limit) : all.slice(Math.max(0, all.length - q.limit));
+  }
+
+  /** One key's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
+  private async readLedger(id: string, q: UsageQuery): Promise<UsageRecord[]> {
+    const key = this.k(id, 'u');
+    const low = q.after !== undefined ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
+    const high = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
+    const page = Math.max(q.limit, 100);
+    const out: UsageRecord[] = [];
+    const forward = q.after !== undefined;
+    let from = forward ? low : high;
+    while (out.length < q.limit) {
+      const entries = forward
+        ? await this.redis.xrange(key, from, high, 'COUNT', page)
+        : await this.redis.xrevrange(key, from, low, 'COUNT', page);
       for (const [cursor, fields] of entries) {
         const rec = parseUsageEntry(id, cursor, fields);
-        if (q.model === undefined || rec.model === q.model) all.push(rec);
+        if (q.model === undefined || rec.model === q.model) out.push(rec);
       }
+      if (entries.length < page) break;
+      from = `(${entries[entries.length - 1][0]}`;
     }
-    all.sort((a, b) => compareCursor(a.cursor, b.cursor));
-    return all.slice(Math.max(0, all.length - q.limit));
+    const taken = out.slice(0, q.limit);
+    return forward ? taken : taken.reverse();
   }
 
   async ping(): Promise<void> {

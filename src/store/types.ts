@@ -108,8 +108,9 @@ export interface UsageQuery {
   model?: string;
   since?: UnixSeconds;
   until?: UnixSeconds;
-  /** Return only records after this cursor (needs keyId). */
+  /** Only records after this cursor (a key's ledger position), oldest first: the first `limit` of them. */
   after?: string;
+  /** Most records returned: without `after`, the newest `limit`, still oldest first. */
   limit: number;
 }
 

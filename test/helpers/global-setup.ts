@@ -1,7 +1,16 @@
-/** Gives every test worker a real Redis: REDIS_URL when set, else a redis-server of our own on a free port. */
+/**
+ * Before any test: builds dist/ once (tests that start the proxy and the CLI as users do run the built files), and
+ * gives every worker a real Redis: REDIS_URL when set, else a redis-server of our own on a free port.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { startRedisServer } from './redis-server';
 
 export default async function globalSetup(): Promise<void> {
+  const root = join(__dirname, '..', '..');
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
   if (process.env.REDIS_URL) {
     process.env.TEST_REDIS_URL = process.env.REDIS_URL;
     return;

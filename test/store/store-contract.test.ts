@@ -229,6 +229,9 @@ describe.each(storeKinds)('%s store', (kind) => {
       expect((await s.store.usage({ keyId: id, model: 'acme/b', limit: 100 })).map((r) => r.requestId)).toEqual(['r1', 'r3']);
       expect((await s.store.usage({ keyId: id, after: all[2].cursor, limit: 100 })).map((r) => r.requestId)).toEqual(['r3', 'r4']);
       expect((await s.store.usage({ keyId: id, limit: 2 })).map((r) => r.requestId)).toEqual(['r3', 'r4']);
+      // Reading on from a cursor pages forward, so a reader never skips records.
+      expect((await s.store.usage({ keyId: id, after: all[0].cursor, limit: 2 })).map((r) => r.requestId)).toEqual(['r1', 'r2']);
+      expect((await s.store.usage({ keyId: id, model: 'acme/a', limit: 1 })).map((r) => r.requestId)).toEqual(['r4']);
     });
   });
 });

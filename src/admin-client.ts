@@ -1,0 +1,72 @@
+/** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
+import type { KeyDetailObject, KeyObject, PackageObject, UsageObject } from './api-objects';
+
+export type CreatedKey = KeyObject & { key: string; balance: number };
+
+/** A failure to show the operator as it is: what happened and what to do. */
+export class AdminClientError extends Error {
+  override name = 'AdminClientError';
+}
+
+export class AdminClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  createKey(body: { name?: string; tokens?: number; expires_at?: number; models?: string[] }): Promise<CreatedKey> {
+    return this.call('POST', '/admin/keys', body);
+  }
+  listKeys(): Promise<{ data: KeyObject[] }> {
+    return this.call('GET', '/admin/keys');
+  }
+  showKey(id: string): Promise<KeyDetailObject> {
+    return this.call('GET', `/admin/keys/${encodeURIComponent(id)}`);
+  }
+  revokeKey(id: string): Promise<{ id: string; revoked: boolean; revoked_at: number }> {
+    return this.call('DELETE', `/admin/keys/${encodeURIComponent(id)}`);
+  }
+  grantPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
+    return this.call('POST', `/admin/keys/${encodeURIComponent(id)}/packages`, body);
+  }
+  usage(query: Record<string, string | number | undefined>): Promise<{ data: UsageObject[] }> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    const suffix = qs.size > 0 ? `?${qs}` : '';
+    return this.call('GET', `/admin/usage${suffix}`);
+  }
+  reloadModels(): Promise<{ reloaded: boolean; models: number }> {
+    return this.call('POST', '/admin/models/reload');
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(15_000),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      throw new AdminClientError(`cannot reach ${this.baseUrl} (${cause}). Is the proxy running? Use --url or TOKENMETER_URL.`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AdminClientError(`${this.baseUrl} answered ${res.status} with something that is not tokenmeter's admin API.`);
+    }
+    if (res.ok) return parsed as T;
+    const message = (parsed as { error?: { message?: string } }).error?.message ?? `status ${res.status}`;
+    if (res.status === 401)
+      throw new AdminClientError(`the admin token was refused: set TOKENMETER_ADMIN_TOKEN to the proxy's ADMIN_TOKEN.`);
+    if (res.status === 404 && message.startsWith('Unknown route')) {
+      throw new AdminClientError(`${this.baseUrl} has no admin API: start the proxy with ADMIN_TOKEN set.`);
+    }
+    throw new AdminClientError(message);
+  }
+}
