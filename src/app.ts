@@ -6,6 +6,7 @@ import { bearerAuth } from './auth';
 import { chatCompletions } from './chat-completions';
 import type { Config } from './config';
 import { apiError, sendError } from './errors';
+import { modelsApi } from './models-api';
 import type { Logger } from './logger';
 import type { Meter } from './metering';
 import type { Catalog } from './models';
@@ -54,16 +55,18 @@ export function createApp(deps: AppDeps): Express {
       if (!isUtf8(buf)) throw new InvalidUtf8Error('The request body is not valid UTF-8.');
     },
   });
+  const authenticate = bearerAuth({ store, logger });
+  app.use('/v1/models', authenticate);
+  app.use(modelsApi({ catalog: deps.catalog, store, logger }));
   app.post(
     '/v1/chat/completions',
-    bearerAuth({ store, logger }),
+    authenticate,
     jsonBody,
     chatCompletions({
       catalog: deps.catalog,
       meter: deps.meter,
       upstreams: deps.upstreams,
       logger,
-      upstreamApiKey: config.upstreamApiKey,
       upstreamResponseLimit: config.upstreamResponseLimit,
       upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
       upstreamTimeoutMs: config.upstreamTimeoutMs,

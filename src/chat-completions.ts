@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { unsupported, upstreamMessages } from './capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
 import { apiError, sendError } from './errors';
 import { estimatePromptTokens } from './estimate';
@@ -20,7 +21,6 @@ export interface ChatCompletionsOptions {
   meter: Meter;
   upstreams: Upstreams;
   logger: Logger;
-  upstreamApiKey: string | undefined;
   upstreamResponseLimit: number;
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
@@ -41,6 +41,8 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     if (!model) {
       return sendError(res, apiError('model_not_found', `The model '${request.model}' does not exist or is not served here.`, 'model'));
     }
+    const refusal = unsupported(request, model);
+    if (refusal) return sendError(res, refusal);
     const requested = requestedMaxTokens(request);
     if (requested.value !== undefined && requested.value > model.maxOutputTokens) {
       return sendError(
@@ -97,7 +99,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     }
 
     // The upstream sees its own model name, a completion cap the reservation covers, and a request for stream usage.
-    const upstreamBody: ChatRequest = { ...request, model: model.upstreamModel };
+    const upstreamBody: ChatRequest = { ...request, model: model.upstreamModel, messages: upstreamMessages(request, model) };
     if (requested.value === undefined || reservation.allowance < requested.value) upstreamBody[requested.field] = reservation.allowance;
     let hideUsageChunk = false;
     if (request.stream === true && model.streamIncludeUsage) {
@@ -124,7 +126,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       res,
     );
     res.locals.exchange = exchange;
-    req.headers = upstreamRequestHeaders(req.headers, body.length, options.upstreamApiKey, requestId);
+    req.headers = upstreamRequestHeaders(req.headers, body.length, model.upstreamApiKey, requestId);
     // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
     // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
     req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {

@@ -1,52 +1,134 @@
-/** The models file: which models we serve, where each goes upstream and its limits. Parsed once at start. */
+/**
+ * The models file: the served models, their upstreams, limits, capabilities, pricing and quota weights. Validated
+ * with zod when loaded; every field beyond the core ones is optional with a permissive default.
+ */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
-const modelSchema = z.object({
+/** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
+export const SAMPLING_PARAMETERS = [
+  'temperature',
+  'top_p',
+  'frequency_penalty',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+] as const;
+
+const httpUrl = z
+  .string()
+  .url('must be a URL')
+  .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
+
+const capabilitiesSchema = z.strictObject({
+  /** `tools` and `tool_choice`. Default true. */
+  tools: z.boolean().default(true),
+  /** `response_format` of type json_object or json_schema. Default true. */
+  json_mode: z.boolean().default(true),
+  /** Image content parts. Default true. */
+  vision: z.boolean().default(true),
+  /** `developer` messages: true (passed on), false (refused) or `system` (sent upstream as system). Default true. */
+  developer_role: z.union([z.boolean(), z.literal('system')]).default(true),
+  /** The sampling parameters the model accepts. Default: all. */
+  sampling_parameters: z.array(z.enum(SAMPLING_PARAMETERS)).optional(),
+});
+
+const upstreamSchema = z.strictObject({
+  name: z.string().min(1),
+  url: httpUrl,
+  /** The environment variable holding this upstream's API key (never the key itself in the file). */
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .optional(),
+  /** Default for its models' `stream_include_usage`. */
+  stream_include_usage: z.boolean().optional(),
+});
+
+const modelSchema = z.strictObject({
   /** What clients send as `model`: `<vendor>/<model_name>`. */
   id: z.string().regex(/^[^\s/]+\/[^\s]+$/, 'must look like <vendor>/<model_name>'),
+  /** Other names clients may use for this model. */
+  aliases: z.array(z.string().min(1)).default([]),
   /** The name sent upstream. Default: the id. */
   upstream_model: z.string().min(1).optional(),
-  /** The upstream's base URL including /v1. Default: UPSTREAM_URL. */
-  upstream_url: z
-    .string()
-    .url()
-    .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
-    .optional(),
+  /** One of `upstreams` by name. */
+  upstream: z.string().min(1).optional(),
+  /** The upstream's base URL including /v1 (uses UPSTREAM_API_KEY). Default: UPSTREAM_URL. */
+  upstream_url: httpUrl.optional(),
   /** Context window in tokens (prompt plus completion). */
   context_length: z.number().int().positive(),
   /** Most completion tokens one request may ask for; the reservation when the client names none. */
   max_output_tokens: z.number().int().positive(),
   /** Tokens charged per prompt and per completion token. Default 1 and 1. */
   quota_weight: z
-    .object({ input: z.number().positive().default(1), output: z.number().positive().default(1) })
+    .strictObject({ input: z.number().positive().default(1), output: z.number().positive().default(1) })
     .default({ input: 1, output: 1 }),
-  /** Ask the upstream for a usage chunk in streams (`stream_options.include_usage`). Default true. */
-  stream_include_usage: z.boolean().default(true),
+  /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
+  stream_include_usage: z.boolean().optional(),
+  capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
+  /** For display on /v1/models: price per million tokens. */
+  pricing: z
+    .strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative(), currency: z.string().min(1).default('USD') })
+    .optional(),
+  /** Unix time shown as `created` on /v1/models. Default: when the file was loaded. */
+  created: z.number().int().nonnegative().optional(),
+  /** Shown as `owned_by`. Default: the vendor part of the id. */
+  owned_by: z.string().min(1).optional(),
 });
 
-const fileSchema = z.object({
+const fileSchema = z.strictObject({
+  upstreams: z.array(upstreamSchema).default([]),
   models: z.array(modelSchema).min(1, 'must list at least one model'),
 });
 
-export type ModelEntry = z.infer<typeof modelSchema>;
+export type ModelEntry = z.input<typeof modelSchema>;
+
+export interface Capabilities {
+  tools: boolean;
+  jsonMode: boolean;
+  vision: boolean;
+  developerRole: 'native' | 'system' | 'refuse';
+  /** Accepted sampling parameters; null: all. */
+  sampling: ReadonlySet<string> | null;
+}
 
 /** A served model, with defaults resolved. */
 export interface Model {
   id: string;
   upstreamModel: string;
   upstreamUrl: string;
+  upstreamApiKey: string | undefined;
   contextLength: number;
   maxOutputTokens: number;
   inputWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
+  capabilities: Capabilities;
+  pricing: { input: number; output: number; currency: string } | undefined;
+  created: number;
+  ownedBy: string;
 }
 
 export interface Catalog {
-  get(id: string): Model | undefined;
+  /** A model by id or alias. */
+  get(idOrAlias: string): Model | undefined;
   list(): readonly Model[];
+}
+
+export interface CatalogDefaults {
+  upstreamUrl: string;
+  upstreamApiKey: string | undefined;
+  /** Where `api_key_env` variables are read. */
+  env: NodeJS.ProcessEnv;
 }
 
 export class ModelsFileError extends Error {
@@ -54,41 +136,74 @@ export class ModelsFileError extends Error {
 }
 
 /** Builds a catalog from already-parsed YAML/JSON content. */
-export function buildCatalog(content: unknown, defaults: { upstreamUrl: string }, source = 'models file'): Catalog {
+export function buildCatalog(content: unknown, defaults: CatalogDefaults, source = 'models file'): Catalog {
   const parsed = fileSchema.safeParse(content);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue.path.length
-      ? issue.path
+    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
+    const where = path.length
+      ? path
           .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
           .join('')
           .replace(/^\./, '')
       : 'top level';
-    const entry = describeEntry(content, issue.path);
-    throw new ModelsFileError(`${source}: ${where}${entry}: ${issue.message}`);
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? 'is not a known field'
+        : issue.message.endsWith('received undefined')
+          ? 'is required'
+          : issue.message;
+    throw new ModelsFileError(`${source}: ${where}${describeEntry(content, path)}: ${message}`);
   }
-  const byId = new Map<string, Model>();
+  const fail = (msg: string) => new ModelsFileError(`${source}: ${msg}`);
+  const upstreams = new Map<string, { url: string; apiKey: string | undefined; streamIncludeUsage: boolean | undefined }>();
+  for (const u of parsed.data.upstreams) {
+    if (upstreams.has(u.name)) throw fail(`upstream ${u.name} is listed twice`);
+    const apiKey = u.api_key_env === undefined ? undefined : defaults.env[u.api_key_env];
+    if (u.api_key_env !== undefined && !apiKey) throw fail(`upstream ${u.name}: environment variable ${u.api_key_env} is not set`);
+    upstreams.set(u.name, { url: u.url.replace(/\/+$/, ''), apiKey, streamIncludeUsage: u.stream_include_usage });
+  }
+
+  const loadedAt = Math.floor(Date.now() / 1000);
+  const byName = new Map<string, Model>();
+  const models: Model[] = [];
   for (const m of parsed.data.models) {
-    if (byId.has(m.id)) throw new ModelsFileError(`${source}: model ${m.id} is listed twice`);
-    if (m.max_output_tokens > m.context_length) {
-      throw new ModelsFileError(`${source}: model ${m.id}: max_output_tokens exceeds context_length`);
-    }
-    byId.set(m.id, {
+    if (m.max_output_tokens > m.context_length) throw fail(`model ${m.id}: max_output_tokens exceeds context_length`);
+    if (m.upstream !== undefined && m.upstream_url !== undefined) throw fail(`model ${m.id}: give upstream or upstream_url, not both`);
+    const up = m.upstream === undefined ? undefined : upstreams.get(m.upstream);
+    if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
+    const caps = m.capabilities;
+    const model: Model = {
       id: m.id,
       upstreamModel: m.upstream_model ?? m.id,
-      upstreamUrl: (m.upstream_url ?? defaults.upstreamUrl).replace(/\/+$/, ''),
+      upstreamUrl: up?.url ?? (m.upstream_url ?? defaults.upstreamUrl).replace(/\/+$/, ''),
+      upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
       contextLength: m.context_length,
       maxOutputTokens: m.max_output_tokens,
       inputWeight: m.quota_weight.input,
       outputWeight: m.quota_weight.output,
-      streamIncludeUsage: m.stream_include_usage,
-    });
+      streamIncludeUsage: m.stream_include_usage ?? up?.streamIncludeUsage ?? true,
+      capabilities: {
+        tools: caps.tools,
+        jsonMode: caps.json_mode,
+        vision: caps.vision,
+        developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
+        sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
+      },
+      pricing: m.pricing,
+      created: m.created ?? loadedAt,
+      ownedBy: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
+    };
+    for (const name of [m.id, ...m.aliases]) {
+      if (byName.has(name)) throw fail(`model name ${name} is listed twice`);
+      byName.set(name, model);
+    }
+    models.push(model);
   }
-  const list = [...byId.values()];
-  return { get: (id) => byId.get(id), list: () => list };
+  return { get: (name) => byName.get(name), list: () => models };
 }
 
-export function loadCatalog(file: string, defaults: { upstreamUrl: string }): Catalog {
+export function loadCatalog(file: string, defaults: CatalogDefaults): Catalog {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -102,6 +217,26 @@ export function loadCatalog(file: string, defaults: { upstreamUrl: string }): Ca
     throw new ModelsFileError(`${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   return buildCatalog(content, defaults, file);
+}
+
+/** The models file as a reloadable source: a bad file is refused and the catalog in use stays. */
+export class ModelsFile {
+  private catalog: Catalog;
+
+  constructor(
+    private readonly file: string,
+    private readonly defaults: CatalogDefaults,
+  ) {
+    this.catalog = loadCatalog(file, defaults);
+  }
+
+  readonly current = (): Catalog => this.catalog;
+
+  /** Resolves to the number of models now served; rejects (keeping the old catalog) when the file is bad. */
+  readonly reload = async (): Promise<number> => {
+    this.catalog = loadCatalog(this.file, this.defaults);
+    return this.catalog.list().length;
+  };
 }
 
 function describeEntry(content: unknown, path: readonly PropertyKey[]): string {

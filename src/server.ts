@@ -4,7 +4,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './logger';
 import { Meter } from './metering';
-import { loadCatalog, ModelsFileError } from './models';
+import { ModelsFile, ModelsFileError } from './models';
 import { createStore } from './store/create-store';
 import type { Store } from './store/types';
 import { Upstreams } from './upstream-proxy';
@@ -24,11 +24,20 @@ export interface Running {
 export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const catalog = loadCatalog(config.modelsFile, { upstreamUrl: config.upstreamUrl });
+  const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
   const store = createStore(config, logger);
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
-  const app = createApp({ config, store, catalog: () => catalog, meter, upstreams, logger });
+  const reloadModels = async () => {
+    const count = await models.reload();
+    logger.info({ models: count }, 'models file reloaded');
+    return count;
+  };
+  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, reloadModels });
+  // SIGHUP reloads the models file; in-flight requests keep the model they started with.
+  const onHangup = () =>
+    reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));
+  process.on('SIGHUP', onHangup);
 
   // Give Redis a moment to connect so the first requests are not refused; start anyway (failing closed) if it is down.
   if (!(await storeAnswers(store, 5_000))) logger.warn('store not reachable at start; requests get 503 until it is');
@@ -42,7 +51,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ port, host: config.host, store: store.kind, models: catalog.list().length }, 'tokenmeter listening');
+  logger.info({ port, host: config.host, store: store.kind, models: models.current().list().length }, 'tokenmeter listening');
 
   let stopping: Promise<void> | undefined;
   const shutdown = () =>
@@ -55,6 +64,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       clearTimeout(grace);
       const drained = await meter.drain(10_000);
       if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit');
+      process.off('SIGHUP', onHangup);
       meter.stop();
       upstreams.close();
       await store.close();

@@ -1,10 +1,11 @@
-/** The models file: YAML, validated at start; a bad entry is named with its field. */
+/** The models file: YAML, validated at start; a bad entry is named with its field; reloads keep a good catalog. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCatalog, loadCatalog, ModelsFileError } from '../src/models';
+import { buildCatalog, loadCatalog, ModelsFile, ModelsFileError } from '../src/models';
 
-const defaults = { upstreamUrl: 'http://up:8000/v1' };
+const defaults = { upstreamUrl: 'http://up:8000/v1', upstreamApiKey: 'default-key', env: { VLLM_CODE_API_KEY: 'code-key' } };
+const base = { context_length: 100, max_output_tokens: 10 };
 
 function fileWith(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'tm-models-'));
@@ -14,50 +15,92 @@ function fileWith(text: string): string {
 }
 
 describe('models file', () => {
-  it('loads the shipped config/models.yaml', () => {
-    const catalog = loadCatalog('config/models.yaml', defaults);
-    expect(catalog.list().length).toBeGreaterThan(0);
+  it.each(['config/models.yaml', 'config/models.example.yaml'])('loads the shipped %s', (file) => {
+    const catalog = loadCatalog(file, defaults);
+    expect(catalog.list().length).toBeGreaterThan(1);
     for (const m of catalog.list()) expect(m.id).toMatch(/^[^/]+\/.+$/);
   });
 
-  it('defaults upstream_model to the id, upstream_url to UPSTREAM_URL, weights to 1', () => {
+  it('routes the example file’s models to two upstreams, each with its own key', () => {
+    const catalog = loadCatalog('config/models.example.yaml', defaults);
+    const urls = new Set(catalog.list().map((m) => m.upstreamUrl));
+    expect(urls.size).toBe(2);
+    expect(catalog.get('qwen/qwen2.5-coder-32b-instruct')?.upstreamApiKey).toBe('code-key');
+    expect(catalog.get('meta/llama-3.1-8b-instruct')?.upstreamApiKey).toBeUndefined();
+    expect(catalog.get('llama-3.1-8b')).toBe(catalog.get('meta/llama-3.1-8b-instruct'));
+  });
+
+  it('gives a file of the core fields alone permissive defaults', () => {
     const c = loadCatalog(fileWith('models:\n  - id: a/b\n    context_length: 100\n    max_output_tokens: 10\n'), defaults);
     expect(c.get('a/b')).toEqual({
       id: 'a/b',
       upstreamModel: 'a/b',
       upstreamUrl: 'http://up:8000/v1',
+      upstreamApiKey: 'default-key',
       contextLength: 100,
       maxOutputTokens: 10,
       inputWeight: 1,
       outputWeight: 1,
       streamIncludeUsage: true,
+      capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
+      pricing: undefined,
+      created: expect.any(Number),
+      ownedBy: 'a',
     });
     expect(c.get('a/c')).toBeUndefined();
   });
 
+  it('lets a model override its upstream’s stream usage switch', () => {
+    const c = buildCatalog(
+      {
+        upstreams: [{ name: 'u', url: 'http://u/v1', stream_include_usage: false }],
+        models: [
+          { id: 'a/x', upstream: 'u', ...base },
+          { id: 'a/y', upstream: 'u', stream_include_usage: true, ...base },
+        ],
+      },
+      defaults,
+    );
+    expect(c.get('a/x')?.streamIncludeUsage).toBe(false);
+    expect(c.get('a/y')?.streamIncludeUsage).toBe(true);
+  });
+
   it.each([
     ['models[0].context_length (x/y)', { models: [{ id: 'x/y', max_output_tokens: 5 }] }],
-    ['models[0].id', { models: [{ id: 'no-vendor', context_length: 10, max_output_tokens: 5 }] }],
+    ['models[0].id', { models: [{ id: 'no-vendor', ...base }] }],
     [
       'models[1].upstream_url (x/z)',
       {
         models: [
-          { id: 'x/y', context_length: 10, max_output_tokens: 5 },
-          { id: 'x/z', upstream_url: 'nope', context_length: 10, max_output_tokens: 5 },
+          { id: 'x/y', ...base },
+          { id: 'x/z', upstream_url: 'nope', ...base },
         ],
       },
     ],
+    ['models[0].capabilities.tools (x/y)', { models: [{ id: 'x/y', capabilities: { tools: 'yes' }, ...base }] }],
+    [
+      'models[0].capabilities.sampling_parameters[0] (x/y)',
+      { models: [{ id: 'x/y', capabilities: { sampling_parameters: ['temprature'] }, ...base }] },
+    ],
+    ['models[0].quota_weight.output (x/y)', { models: [{ id: 'x/y', quota_weight: { output: 0 }, ...base }] }],
+    ['models[0].pricing.input (x/y)', { models: [{ id: 'x/y', pricing: { input: -1, output: 1 }, ...base }] }],
+    ['models[0].contextlength (x/y): is not a known field', { models: [{ id: 'x/y', contextlength: 5, ...base }] }],
     ['models', { models: [] }],
     [
       'listed twice',
       {
         models: [
-          { id: 'x/y', context_length: 10, max_output_tokens: 5 },
-          { id: 'x/y', context_length: 10, max_output_tokens: 5 },
+          { id: 'x/y', ...base },
+          { id: 'x/z', aliases: ['x/y'], ...base },
         ],
       },
     ],
     ['exceeds context_length', { models: [{ id: 'x/y', context_length: 10, max_output_tokens: 50 }] }],
+    ['upstream nope is not in upstreams', { models: [{ id: 'x/y', upstream: 'nope', ...base }] }],
+    [
+      'environment variable MISSING_KEY is not set',
+      { upstreams: [{ name: 'u', url: 'http://u/v1', api_key_env: 'MISSING_KEY' }], models: [{ id: 'x/y', upstream: 'u', ...base }] },
+    ],
   ])('refuses a bad file, naming %s', (where, content) => {
     expect(() => buildCatalog(content, defaults)).toThrow(ModelsFileError);
     expect(() => buildCatalog(content, defaults)).toThrow(where);
@@ -66,5 +109,21 @@ describe('models file', () => {
   it('refuses unreadable and non-YAML files in one line', () => {
     expect(() => loadCatalog('/nonexistent/models.yaml', defaults)).toThrow(/cannot read: ENOENT/);
     expect(() => loadCatalog(fileWith('models: [a, b\n'), defaults)).toThrow(/not valid YAML/);
+  });
+
+  it('reloads a good file and keeps the old catalog when the new one is bad', async () => {
+    const file = fileWith('models:\n  - id: a/one\n    context_length: 100\n    max_output_tokens: 10\n');
+    const models = new ModelsFile(file, defaults);
+    const first = models.current();
+    writeFileSync(
+      file,
+      'models:\n  - id: a/one\n    context_length: 100\n    max_output_tokens: 10\n  - id: a/two\n    context_length: 100\n    max_output_tokens: 10\n',
+    );
+    expect(await models.reload()).toBe(2);
+    expect(models.current().get('a/two')).toBeDefined();
+    expect(first.get('a/two')).toBeUndefined();
+    writeFileSync(file, 'models: []\n');
+    await expect(models.reload()).rejects.toThrow(ModelsFileError);
+    expect(models.current().list()).toHaveLength(2);
   });
 });

@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
 import { Meter } from '../../src/metering';
-import { buildCatalog, type ModelEntry } from '../../src/models';
+import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/models';
 import type { Store } from '../../src/store/types';
 import { Upstreams } from '../../src/upstream-proxy';
 
@@ -29,7 +29,11 @@ export async function startProxy(options: {
   store: Store;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
+  /** Upstreams for the models file's `upstreams` list. */
+  upstreams?: { name: string; url: string; api_key_env?: string; stream_include_usage?: boolean }[];
   env?: Record<string, string>;
+  /** A reloadable models file instead of `models`. */
+  modelsFile?: ModelsFile;
 }): Promise<ProxyUnderTest> {
   const config = loadConfig({ UPSTREAM_URL: options.upstreamUrl, LOG_LEVEL: 'info', RESERVATION_LEASE_SECONDS: '60', ...options.env });
   const logs: string[] = [];
@@ -47,10 +51,21 @@ export async function startProxy(options: {
     max_output_tokens: 1024,
     ...m,
   }));
-  const catalog = buildCatalog({ models }, { upstreamUrl: config.upstreamUrl });
+  const catalog = buildCatalog(
+    { models, upstreams: options.upstreams ?? [] },
+    { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env: options.env ?? {} },
+  );
   const meter = new Meter({ store: options.store, leaseMs: config.leaseMs, logger, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
-  const app = createApp({ config, store: options.store, catalog: () => catalog, meter, upstreams, logger });
+  const app = createApp({
+    config,
+    store: options.store,
+    catalog: options.modelsFile?.current ?? (() => catalog),
+    reloadModels: options.modelsFile?.reload,
+    meter,
+    upstreams,
+    logger,
+  });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -1,0 +1,80 @@
+/** GET /v1/models and /v1/models/:id (behind key auth): the OpenAI list shape plus our limits, capabilities, pricing. */
+import { Router, type Request, type Response } from 'express';
+import { apiError, sendError } from './errors';
+import type { Logger } from './logger';
+import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
+import type { Store } from './store/types';
+
+export interface ModelObject {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  context_length: number;
+  max_output_tokens: number;
+  capabilities: { tools: boolean; json_mode: boolean; vision: boolean; developer_role: boolean | 'system'; sampling_parameters: string[] };
+  pricing: { input: number; output: number; currency: string; unit: 'per_million_tokens' } | null;
+}
+
+export function modelObject(m: Model): ModelObject {
+  const c = m.capabilities;
+  return {
+    id: m.id,
+    object: 'model',
+    created: m.created,
+    owned_by: m.ownedBy,
+    context_length: m.contextLength,
+    max_output_tokens: m.maxOutputTokens,
+    capabilities: {
+      tools: c.tools,
+      json_mode: c.jsonMode,
+      vision: c.vision,
+      developer_role: c.developerRole === 'system' ? 'system' : c.developerRole === 'native',
+      sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
+    },
+    pricing: m.pricing ? { ...m.pricing, unit: 'per_million_tokens' } : null,
+  };
+}
+
+/** Routes mounted after bearer auth (which sets res.locals.keyId). */
+export function modelsApi(options: { catalog: () => Catalog; store: Store; logger: Logger }): Router {
+  const router = Router();
+
+  /** The models this key may see, or undefined when an answer was already sent. */
+  async function visibleModels(res: Response): Promise<readonly Model[] | undefined> {
+    let key;
+    try {
+      key = await options.store.getKey(res.locals.keyId as string);
+    } catch (err) {
+      options.logger.error({ err: (err as Error).message }, 'store unreachable while listing models');
+      sendError(res, apiError('store_unavailable', 'The metering store is unavailable; try again shortly.'));
+      return undefined;
+    }
+    const expired = key?.expiresAt != null && key.expiresAt <= Math.floor(Date.now() / 1000);
+    if (!key || key.revokedAt !== null || expired) {
+      sendError(res, apiError('invalid_api_key', `This API key is ${!key ? 'unknown' : key.revokedAt !== null ? 'revoked' : 'expired'}.`));
+      return undefined;
+    }
+    const all = options.catalog().list();
+    return key.models === null ? all : all.filter((m) => key.models!.includes(m.id));
+  }
+
+  router.get('/v1/models', async (_req: Request, res: Response) => {
+    const models = await visibleModels(res);
+    if (models) res.json({ object: 'list', data: models.map(modelObject) });
+  });
+
+  // Model ids contain a slash: the rest of the path is the id.
+  router.get('/v1/models/*id', async (req: Request, res: Response) => {
+    const id = (req.params.id as unknown as string[]).join('/');
+    const models = await visibleModels(res);
+    if (!models) return;
+    const model = options.catalog().get(id);
+    if (!model || !models.includes(model)) {
+      return sendError(res, apiError('model_not_found', `The model '${id}' does not exist or is not available to this key.`, 'model'));
+    }
+    res.json(modelObject(model));
+  });
+
+  return router;
+}
