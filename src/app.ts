@@ -9,6 +9,9 @@ import { apiError, sendError } from './errors';
 import { modelsApi } from './models-api';
 import type { Logger } from './logger';
 import type { Meter } from './metering';
+import { metricsHandler } from './metrics-endpoint';
+import type { Metrics } from './metrics';
+import { requestLog } from './request-log';
 import type { Catalog } from './models';
 import type { Store } from './store/types';
 import type { Upstreams } from './upstream-proxy';
@@ -21,6 +24,7 @@ export interface AppDeps {
   meter: Meter;
   upstreams: Upstreams;
   logger: Logger;
+  metrics: Metrics;
   /** Reloads the models file (the admin reload route); resolves to the number of models. */
   reloadModels?: () => Promise<number>;
 }
@@ -34,6 +38,11 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+
+  if (config.metricsPort === undefined) app.get('/metrics', metricsHandler(deps.metrics));
+  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
+  app.use('/v1/chat/completions', log(true));
+  app.use(['/v1/models', '/admin'], log(false));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -67,6 +76,7 @@ export function createApp(deps: AppDeps): Express {
       meter: deps.meter,
       upstreams: deps.upstreams,
       logger,
+      metrics: deps.metrics,
       upstreamResponseLimit: config.upstreamResponseLimit,
       upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
       upstreamTimeoutMs: config.upstreamTimeoutMs,

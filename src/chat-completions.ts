@@ -2,7 +2,6 @@
  * POST /v1/chat/completions after authentication: validate, check the model and its limits, reserve, then forward
  * the rewritten body through the model's upstream. Everything after the reservation belongs to the Exchange.
  */
-import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { unsupported, upstreamMessages } from './capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
@@ -12,6 +11,8 @@ import { Exchange } from './exchange';
 import { upstreamRequestHeaders } from './http-headers';
 import type { Logger } from './logger';
 import type { Meter } from './metering';
+import type { Metrics } from './metrics';
+import type { RequestFacts } from './request-log';
 import type { Catalog } from './models';
 import type { Upstreams } from './upstream-proxy';
 
@@ -21,6 +22,7 @@ export interface ChatCompletionsOptions {
   meter: Meter;
   upstreams: Upstreams;
   logger: Logger;
+  metrics: Metrics;
   upstreamResponseLimit: number;
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
@@ -32,15 +34,18 @@ export function chatCompletions(options: ChatCompletionsOptions) {
   const { meter, upstreams, logger } = options;
 
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const keyId = res.locals.keyId as string;
+    const facts = res.locals as RequestFacts;
+    const keyId = facts.keyId as string;
     const validated = validateChatRequest(req.body);
     if (!validated.ok) return sendError(res, validated.error);
     const request = validated.request;
+    facts.stream = request.stream === true;
 
     const model = options.catalog().get(request.model);
     if (!model) {
       return sendError(res, apiError('model_not_found', `The model '${request.model}' does not exist or is not served here.`, 'model'));
     }
+    facts.model = model;
     const refusal = unsupported(request, model);
     if (refusal) return sendError(res, refusal);
     const requested = requestedMaxTokens(request);
@@ -70,7 +75,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     const allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
     if (!meter.accepting()) return sendError(res, STORE_DOWN);
 
-    const requestId = randomUUID();
+    const requestId = facts.requestId;
     let reservation;
     try {
       reservation = await meter.reserve({ keyId, requestId, model, promptTokens, allowance, choices: request.n ?? 1 });
@@ -119,6 +124,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         meter,
         lease: meter.hold(keyId, requestId),
         logger,
+        metrics: options.metrics,
         responseLimit: options.upstreamResponseLimit,
         connectTimeoutMs: options.upstreamConnectTimeoutMs,
         idleTimeoutMs: options.upstreamTimeoutMs,

@@ -21,6 +21,12 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL')
   .transform((v) => v.replace(/\/+$/, ''));
 
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 /** Every environment variable tokenmeter reads, with its default. README's config table mirrors this. */
@@ -66,6 +72,12 @@ export const envSchema = z.object({
   RESERVATION_LEASE_SECONDS: positiveInt(60),
   /** Redis command timeout: a slower store counts as down (fail closed). Default 2000 ms. */
   STORE_TIMEOUT_MS: positiveInt(2_000),
+  /** Serve /metrics on this port only (not on PORT). Unset: /metrics on PORT. */
+  METRICS_PORT: z.preprocess(emptyAsUndefined, z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).optional()),
+  /** Label charged tokens by key id too. Default false. */
+  METRICS_PER_KEY: flag(false),
+  /** Put request messages in the request log (debugging only: they are customers' data). Default false. */
+  LOG_PAYLOADS: flag(false),
   /** pino level. Default info. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -89,6 +101,9 @@ export interface Config {
   leaseMs: number;
   storeTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];
+  metricsPort: number | undefined;
+  metricsPerKey: boolean;
+  logPayloads: boolean;
 }
 
 /** Thrown by loadConfig with a one-line message naming the variable and what is wrong. */
@@ -120,5 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseMs: e.RESERVATION_LEASE_SECONDS * 1000,
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    metricsPerKey: e.METRICS_PER_KEY,
+    logPayloads: e.LOG_PAYLOADS,
   };
 }

@@ -62,6 +62,9 @@ export function errorBody(err: ApiError): OpenAIErrorBody {
  * Refusals that a retry cannot fix carry `x-should-retry: false`, which the official SDKs honour.
  */
 export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Record<string, string>): void {
+  // Leave the code for the request log and the refusal metrics.
+  const locals = (res as { locals?: { errorCode?: ErrorCode } }).locals;
+  if (locals) locals.errorCode = err.code;
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;

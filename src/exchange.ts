@@ -8,7 +8,9 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { apiError, sendError, type ApiError } from './errors';
 import { countText } from './estimate';
 import { downstreamResponseHeaders } from './http-headers';
+import type { Response } from 'express';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 import { charge, type Lease, type Meter } from './metering';
 import type { Model } from './models';
 import { SseTap, modelRewriter, type Usage } from './sse-tap';
@@ -26,6 +28,7 @@ export interface ExchangeContext {
   meter: Meter;
   lease: Lease;
   logger: Logger;
+  metrics: Metrics;
   /** Largest non-streamed upstream body we buffer. */
   responseLimit: number;
   connectTimeoutMs: number;
@@ -45,6 +48,8 @@ export class Exchange {
   private upstreamRes: IncomingMessage | undefined;
   private tap: SseTap | undefined;
   private readonly rewrite: ((json: string) => string) | undefined;
+  private readonly started = performance.now();
+  private streaming = false;
 
   constructor(
     private readonly ctx: ExchangeContext,
@@ -74,6 +79,7 @@ export class Exchange {
   /** The upstream answered: pass it on by kind. */
   respond(proxyRes: IncomingMessage): void {
     this.upstreamRes = proxyRes;
+    this.ctx.metrics.upstreamDuration.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
     if (this.clientGone) {
       proxyRes.destroy();
       return;
@@ -96,6 +102,7 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.finished || this.clientGone) return;
     if (this.tap) return this.streamBroken(err);
+    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
     this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
     this.refuse(upstreamFailure(err, this.timedOut));
   }
@@ -123,8 +130,11 @@ export class Exchange {
     });
     this.tap = tap;
     const res = this.res;
-    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers, this.ctx.requestId));
+    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
     res.flushHeaders();
+    this.streaming = true;
+    this.ctx.metrics.activeStreams.inc();
+    let first = true;
     let waiting = false;
     const resume = () => {
       waiting = false;
@@ -132,6 +142,10 @@ export class Exchange {
     };
     body.on('data', (chunk: Buffer) => {
       const out = tap.push(chunk);
+      if (first && out.length > 0) {
+        first = false;
+        this.ctx.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
+      }
       // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
       if (out.length > 0 && !res.write(out) && !waiting) {
         waiting = true;
@@ -153,6 +167,7 @@ export class Exchange {
   /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
   private streamBroken(err: NodeJS.ErrnoException): void {
     const tap = this.tap as SseTap;
+    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
     this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     if (!this.res.writableEnded) {
       const event = {
@@ -192,7 +207,7 @@ export class Exchange {
           return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not a JSON object.'));
         }
         const out = this.rewrite ? Buffer.from(this.rewrite(text)) : buf;
-        const headers = downstreamResponseHeaders(proxyRes.headers, this.ctx.requestId);
+        const headers = downstreamResponseHeaders(proxyRes.headers);
         headers['content-length'] = out.length;
         this.res.writeHead(status, headers);
         this.res.end(out);
@@ -203,6 +218,7 @@ export class Exchange {
   }
 
   private relayError(status: number, body: Readable): void {
+    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: 'status' });
     collect(
       body,
       ERROR_BODY_LIMIT,
@@ -217,36 +233,43 @@ export class Exchange {
   /** Answers with an error and returns the reservation: nothing was served, nothing is charged. */
   private refuse(err: ApiError): void {
     if (this.finished) return;
-    sendError(this.res, err, { 'x-request-id': this.ctx.requestId });
+    sendError(this.res, err);
     this.release();
   }
 
   private release(): void {
     if (this.finished) return;
-    this.finished = true;
-    this.ctx.lease.stop();
+    this.end();
     this.ctx.meter.release(this.ctx.keyId, this.ctx.requestId);
   }
 
   /** Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). */
   private settle(usage: Usage | undefined, status: number, estimate: () => number): void {
     if (this.finished) return;
-    this.finished = true;
-    this.ctx.lease.stop();
+    this.end();
     const estimated = usage === undefined;
     const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens;
     const completionTokens = usage?.completionTokens ?? estimate();
+    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
+    (this.res as Response).locals.usage = { promptTokens, completionTokens, chargedTokens, estimated };
     this.ctx.meter.settle({
       keyId: this.ctx.keyId,
       requestId: this.ctx.requestId,
       model: this.ctx.model.id,
       promptTokens,
       completionTokens,
-      chargedTokens: charge(this.ctx.model, promptTokens, completionTokens),
+      chargedTokens,
       estimated,
       stream: this.ctx.stream,
       status,
     });
+  }
+
+  /** Marks the exchange finished: stops the lease renewal and the active-stream count. */
+  private end(): void {
+    this.finished = true;
+    this.ctx.lease.stop();
+    if (this.streaming) this.ctx.metrics.activeStreams.dec();
   }
 }
 

@@ -50,14 +50,13 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** The headers passed to the client from an upstream response. */
-export function downstreamResponseHeaders(upstream: IncomingHttpHeaders, requestId: string): OutgoingHttpHeaders {
+/** The headers passed to the client from an upstream response (our x-request-id is already set on the response). */
+export function downstreamResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHttpHeaders {
   const named = connectionTokens(upstream);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
     if (HOP_BY_HOP.has(name) || NOT_DOWNSTREAM.has(name) || named.includes(name)) continue;
     out[name] = upstream[name];
   }
-  out['x-request-id'] = requestId;
   return out;
 }

@@ -3,6 +3,7 @@
  * while requests are in flight, and makes sure every settlement reaches the store, retrying while it is away.
  */
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 import type { Model } from './models';
 import type { ReserveResult, Settlement, Store } from './store/types';
 
@@ -10,6 +11,8 @@ export interface MeterOptions {
   store: Store;
   leaseMs: number;
   logger: Logger;
+  /** Counts settled tokens and the backlog. Optional, so the meter works on its own. */
+  metrics?: Metrics;
   /** Most settlements kept for retry while the store is away. Default 10000. */
   maxPending?: number;
   /** First retry delay; doubles up to 30 s. Default 500 ms. */
@@ -29,6 +32,7 @@ export class Meter {
   private readonly store: Store;
   private readonly leaseMs: number;
   private readonly logger: Logger;
+  private readonly metrics: Metrics | undefined;
   private readonly maxPending: number;
   private readonly retryBaseMs: number;
   private readonly pending = new Map<string, { settlement: Settlement; attempt: number; timer: NodeJS.Timeout }>();
@@ -39,6 +43,7 @@ export class Meter {
     this.store = options.store;
     this.leaseMs = options.leaseMs;
     this.logger = options.logger;
+    this.metrics = options.metrics;
     this.maxPending = options.maxPending ?? 10_000;
     this.retryBaseMs = options.retryBaseMs ?? 500;
   }
@@ -121,10 +126,12 @@ export class Meter {
 
   private attempt(settlement: Settlement, attempt: number): void {
     this.inFlight++;
+    this.metrics?.settleBacklog.set(this.backlog());
     this.store
       .settle(settlement)
       .then((result) => {
         this.pending.delete(settlement.requestId);
+        if (result === 'settled') this.metrics?.settled(settlement);
         if (result === 'duplicate' && attempt === 0) {
           this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
         }
@@ -144,6 +151,7 @@ export class Meter {
 
   private done(): void {
     this.inFlight--;
+    this.metrics?.settleBacklog.set(this.backlog());
     if (this.backlog() === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

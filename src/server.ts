@@ -4,8 +4,11 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './logger';
 import { Meter } from './metering';
+import { metricsServer } from './metrics-endpoint';
+import { Metrics } from './metrics';
 import { ModelsFile, ModelsFileError } from './models';
 import { createStore } from './store/create-store';
+import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
 import { Upstreams } from './upstream-proxy';
 
@@ -17,6 +20,7 @@ export interface Running {
   config: Config;
   store: Store;
   meter: Meter;
+  metrics: Metrics;
   logger: Logger;
   shutdown(): Promise<void>;
 }
@@ -25,15 +29,16 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const config = loadConfig(env);
   const logger = createLogger(config.logLevel);
   const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
-  const store = createStore(config, logger);
-  const meter = new Meter({ store, leaseMs: config.leaseMs, logger });
+  const metrics = new Metrics({ perKey: config.metricsPerKey });
+  const store = instrumentStore(createStore(config, logger), metrics);
+  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const reloadModels = async () => {
     const count = await models.reload();
     logger.info({ models: count }, 'models file reloaded');
     return count;
   };
-  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, reloadModels });
+  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));
@@ -49,9 +54,19 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   });
   // Longer than typical load balancers' idle timeouts, so they close idle connections first.
   server.keepAliveTimeout = 65_000;
+  let metricsPort: number | undefined;
+  let metricsListener: Server | undefined;
+  if (config.metricsPort !== undefined) {
+    const listener = metricsServer(metrics);
+    metricsListener = listener;
+    metricsPort = await new Promise<number>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(config.metricsPort, config.host, () => resolve((listener.address() as { port: number }).port));
+    });
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ port, host: config.host, store: store.kind, models: models.current().list().length }, 'tokenmeter listening');
+  logger.info({ port, metricsPort, host: config.host, store: store.kind, models: models.current().list().length }, 'tokenmeter listening');
 
   let stopping: Promise<void> | undefined;
   const shutdown = () =>
@@ -62,6 +77,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(grace);
+      metricsListener?.close();
       const drained = await meter.drain(10_000);
       if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit');
       process.off('SIGHUP', onHangup);
@@ -70,7 +86,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       await store.close();
       logger.info('stopped');
     })());
-  return { server, config, store, meter, logger, shutdown };
+  return { server, config, store, meter, metrics, logger, shutdown };
 }
 
 async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {

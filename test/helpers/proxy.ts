@@ -6,6 +6,8 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
 import { Meter } from '../../src/metering';
+import { Metrics } from '../../src/metrics';
+import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/models';
 import type { Store } from '../../src/store/types';
 import { Upstreams } from '../../src/upstream-proxy';
@@ -19,6 +21,7 @@ export interface ProxyUnderTest {
   baseURL: string;
   server: Server;
   meter: Meter;
+  metrics: Metrics;
   config: Config;
   /** Every log line the proxy wrote. */
   logs: string[];
@@ -55,16 +58,19 @@ export async function startProxy(options: {
     { models, upstreams: options.upstreams ?? [] },
     { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env: options.env ?? {} },
   );
-  const meter = new Meter({ store: options.store, leaseMs: config.leaseMs, logger, retryBaseMs: 50 });
+  const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
+  const store = instrumentStore(options.store, metrics);
+  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const app = createApp({
     config,
-    store: options.store,
+    store,
     catalog: options.modelsFile?.current ?? (() => catalog),
     reloadModels: options.modelsFile?.reload,
     meter,
     upstreams,
     logger,
+    metrics,
   });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -76,6 +82,7 @@ export async function startProxy(options: {
     baseURL: `${url}/v1`,
     server,
     meter,
+    metrics,
     config,
     logs,
     close: async () => {

@@ -1,0 +1,25 @@
+/** Serves the metrics registry in Prometheus text format, on the app or on its own METRICS_PORT server. */
+import { createServer, type Server } from 'node:http';
+import type { Request, Response } from 'express';
+import type { Metrics } from './metrics';
+
+export function metricsHandler(metrics: Metrics) {
+  return async function serveMetrics(_req: Request, res: Response): Promise<void> {
+    res.setHeader('content-type', metrics.registry.contentType);
+    res.end(await metrics.registry.metrics());
+  };
+}
+
+/** A server that answers GET /metrics and nothing else, so metrics need not be exposed where clients reach. */
+export function metricsServer(metrics: Metrics): Server {
+  return createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * Prometheus metrics (prom-client), in a registry of the app's own. Label values are bounded: models are catalog
+ * ids or "unknown", statuses are HTTP codes, key ids appear only when METRICS_PER_KEY is on.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** From milliseconds to ten minutes: LLM requests range from refusals to long generations. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export type UpstreamErrorKind = 'connect' | 'timeout' | 'status' | 'mid_stream';
+
+export interface MetricsOptions {
+  /** Label charged tokens with the key id too (`tokenmeter_key_charged_tokens_total`). Default false. */
+  perKey?: boolean;
+  /** Collect Node's default process metrics. Default true. */
+  processMetrics?: boolean;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'model' | 'status' | 'stream'>;
+  readonly tokens: Counter<'model' | 'kind' | 'source'>;
+  readonly chargedTokens: Counter<'model'>;
+  readonly keyChargedTokens: Counter<'key_id' | 'model'> | undefined;
+  readonly requestDuration: Histogram<'model' | 'stream'>;
+  readonly timeToFirstToken: Histogram<'model'>;
+  readonly upstreamDuration: Histogram<'model'>;
+  readonly upstreamErrors: Counter<'model' | 'kind'>;
+  readonly refusals: Counter<'reason'>;
+  readonly activeStreams: Gauge;
+  readonly storeErrors: Counter<'op'>;
+  readonly storeDuration: Histogram<'op'>;
+  readonly settleBacklog: Gauge;
+
+  constructor(options: MetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'tokenmeter_' });
+    this.requests = new Counter({
+      name: 'tokenmeter_requests_total',
+      help: 'Chat completion requests answered, by model, HTTP status and whether streamed.',
+      labelNames: ['model', 'status', 'stream'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'tokenmeter_tokens_total',
+      help: 'Tokens metered, by model, kind (prompt, completion) and source (upstream-reported or estimated).',
+      labelNames: ['model', 'kind', 'source'],
+      registers,
+    });
+    this.chargedTokens = new Counter({
+      name: 'tokenmeter_charged_tokens_total',
+      help: 'Tokens charged to balances (after quota weights), by model.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.keyChargedTokens = options.perKey
+      ? new Counter({
+          name: 'tokenmeter_key_charged_tokens_total',
+          help: 'Tokens charged, by key id and model.',
+          labelNames: ['key_id', 'model'],
+          registers,
+        })
+      : undefined;
+    this.requestDuration = new Histogram({
+      name: 'tokenmeter_request_duration_seconds',
+      help: 'Time from request to the end of the response, by model and whether streamed.',
+      labelNames: ['model', 'stream'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.timeToFirstToken = new Histogram({
+      name: 'tokenmeter_time_to_first_token_seconds',
+      help: 'Time from request to the first streamed byte sent to the client.',
+      labelNames: ['model'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'tokenmeter_upstream_duration_seconds',
+      help: "Time from forwarding to the upstream's response headers.",
+      labelNames: ['model'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.upstreamErrors = new Counter({
+      name: 'tokenmeter_upstream_errors_total',
+      help: 'Upstream failures by model and kind (connect, timeout, status, mid_stream).',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'tokenmeter_refusals_total',
+      help: 'Requests refused by the proxy itself, by reason (the error code).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.activeStreams = new Gauge({ name: 'tokenmeter_active_streams', help: 'Streams being relayed now.', registers });
+    this.storeErrors = new Counter({
+      name: 'tokenmeter_store_errors_total',
+      help: 'Store operations that failed (store unreachable or too slow), by operation.',
+      labelNames: ['op'],
+      registers,
+    });
+    this.storeDuration = new Histogram({
+      name: 'tokenmeter_store_duration_seconds',
+      help: 'Store operation latency, by operation.',
+      labelNames: ['op'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    this.settleBacklog = new Gauge({
+      name: 'tokenmeter_settle_backlog',
+      help: 'Settlements waiting for the store (retried until it answers).',
+      registers,
+    });
+  }
+
+  /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
+  settled(s: { keyId: string; model: string; promptTokens: number; completionTokens: number; chargedTokens: number; estimated: boolean }): void {
+    const source = s.estimated ? 'estimated' : 'upstream';
+    this.tokens.inc({ model: s.model, kind: 'prompt', source }, s.promptTokens);
+    this.tokens.inc({ model: s.model, kind: 'completion', source }, s.completionTokens);
+    this.chargedTokens.inc({ model: s.model }, s.chargedTokens);
+    this.keyChargedTokens?.inc({ key_id: s.keyId, model: s.model }, s.chargedTokens);
+  }
+}

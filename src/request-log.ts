@@ -1,0 +1,75 @@
+/**
+ * Per request: a request id (ours, always; the client's x-request-id kept beside it, bounded and sanitised), one
+ * structured log line when the response closes, and the request metrics. Never the key, never the text unless
+ * LOG_PAYLOADS is on.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { ErrorCode } from './errors';
+import type { Logger } from './logger';
+import type { Metrics } from './metrics';
+import type { Model } from './models';
+
+/** What the handlers leave in res.locals for this log line. */
+export interface RequestFacts {
+  requestId: string;
+  clientRequestId?: string;
+  keyId?: string;
+  model?: Model;
+  stream?: boolean;
+  errorCode?: ErrorCode;
+  usage?: { promptTokens: number; completionTokens: number; chargedTokens: number; estimated: boolean };
+}
+
+/** Errors that relay the upstream's answer rather than a refusal of ours. */
+const NOT_REFUSALS = new Set<ErrorCode>(['upstream_error', 'upstream_timeout']);
+const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestLog(options: { logger: Logger; metrics: Metrics; logPayloads: boolean; completions: boolean }) {
+  const { logger, metrics } = options;
+  return function logRequest(req: Request, res: Response, next: NextFunction): void {
+    const started = performance.now();
+    const facts = res.locals as RequestFacts;
+    facts.requestId = randomUUID();
+    const given = req.headers['x-request-id'];
+    if (typeof given === 'string' && CLIENT_ID.test(given)) facts.clientRequestId = given;
+    res.setHeader('x-request-id', facts.clientRequestId ?? facts.requestId);
+
+    res.once('close', () => {
+      // Let the response's own close handlers (which settle and record usage) run first.
+      setImmediate(() => {
+        const seconds = (performance.now() - started) / 1000;
+        const status = res.writableFinished ? res.statusCode : 499;
+        const model = facts.model?.id ?? 'unknown';
+        if (options.completions) {
+          metrics.requests.inc({ model, status, stream: facts.stream ? 'true' : 'false' });
+          metrics.requestDuration.observe({ model, stream: facts.stream ? 'true' : 'false' }, seconds);
+        }
+        if (facts.errorCode && !NOT_REFUSALS.has(facts.errorCode)) metrics.refusals.inc({ reason: facts.errorCode });
+        logger.info(
+          {
+            requestId: facts.requestId,
+            clientRequestId: facts.clientRequestId,
+            method: req.method,
+            path: req.originalUrl.split('?')[0],
+            keyId: facts.keyId,
+            model: facts.model?.id,
+            stream: facts.stream,
+            status,
+            error: facts.errorCode,
+            durationMs: Math.round(seconds * 1000),
+            ...(facts.usage && {
+              promptTokens: facts.usage.promptTokens,
+              completionTokens: facts.usage.completionTokens,
+              chargedTokens: facts.usage.chargedTokens,
+              estimated: facts.usage.estimated,
+            }),
+            ...(options.logPayloads && { messages: (req.body as { messages?: unknown } | undefined)?.messages }),
+          },
+          'request',
+        );
+      });
+    });
+    next();
+  };
+}

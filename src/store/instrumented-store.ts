@@ -1,0 +1,33 @@
+/** A Store decorator that times every operation and counts failures, for the store metrics. */
+import type { Metrics } from '../metrics';
+import type { Store } from './types';
+
+export function instrumentStore(store: Store, metrics: Metrics): Store {
+  async function timed<T>(op: string, run: () => Promise<T>): Promise<T> {
+    const end = metrics.storeDuration.startTimer({ op });
+    try {
+      return await run();
+    } catch (err) {
+      metrics.storeErrors.inc({ op });
+      throw err;
+    } finally {
+      end();
+    }
+  }
+  return {
+    kind: store.kind,
+    createKey: (input) => timed('create_key', () => store.createKey(input)),
+    grantPackage: (keyId, input) => timed('grant', () => store.grantPackage(keyId, input)),
+    findKeyId: (hash) => timed('lookup', () => store.findKeyId(hash)),
+    getKey: (keyId) => timed('get_key', () => store.getKey(keyId)),
+    listKeys: () => timed('list_keys', () => store.listKeys()),
+    revokeKey: (keyId) => timed('revoke', () => store.revokeKey(keyId)),
+    reserve: (request) => timed('reserve', () => store.reserve(request)),
+    renew: (keyId, requestId, leaseMs) => timed('renew', () => store.renew(keyId, requestId, leaseMs)),
+    release: (keyId, requestId) => timed('release', () => store.release(keyId, requestId)),
+    settle: (settlement) => timed('settle', () => store.settle(settlement)),
+    usage: (query) => timed('usage', () => store.usage(query)),
+    ping: () => timed('ping', () => store.ping()),
+    close: () => store.close(),
+  };
+}
