@@ -1,4 +1,5 @@
-// Checks that the Grafana dashboard and the Prometheus alerts query only metrics tokenmeter exports, with their labels.
+// Checks that the Grafana dashboard, the Prometheus alerts and the queries in docs/deployment.md use only metrics
+// tokenmeter exports, with their labels, and that the dashboard's and the docs' queries parse as PromQL.
 // Run by scripts/check-stack.sh from the repository root; needs node_modules (yaml, prom-client) and promtool.
 'use strict';
 
@@ -12,6 +13,7 @@ const promClient = require('prom-client');
 const DASHBOARD = 'config/grafana/dashboards/tokenmeter.json';
 const DATASOURCES = 'config/grafana/provisioning/datasources/prometheus.yml';
 const ALERTS = 'config/prometheus/alerts.yml';
+const DOCS = 'docs/deployment.md';
 const DS_REF = '${DS_PROMETHEUS}';
 
 /**
@@ -203,10 +205,18 @@ async function main() {
     }
   }
 
+  // The ```promql examples in the deployment docs, one query per line.
+  for (const [, block] of fs.readFileSync(DOCS, 'utf8').matchAll(/```promql\n([\s\S]*?)```/g)) {
+    for (const line of block.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'))) {
+      queries.push({ expr: line, where: `${DOCS} query ${line}` });
+      problems.push(...checkExpr(line, `${DOCS} query ${line}`, known));
+    }
+  }
+
   const alertRules = (YAML.parse(fs.readFileSync(ALERTS, 'utf8')).groups ?? []).flatMap((g) => g.rules ?? []);
   for (const r of alertRules) problems.push(...checkExpr(r.expr, `alert ${r.alert ?? r.record}`, known));
 
-  // PromQL syntax of every dashboard query: promtool parses them as recording rules.
+  // PromQL syntax of every dashboard and docs query: promtool parses them as recording rules.
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tokenmeter-dashboard-'));
   const rulesFile = path.join(tmp, 'dashboard-queries.yml');
   const rules = queries.map((q, i) => ({ record: `dashboard:query_${i}`, expr: substituteVariables(q.expr) }));
@@ -214,15 +224,15 @@ async function main() {
   try {
     execFileSync('promtool', ['check', 'rules', rulesFile], { stdio: 'pipe' });
   } catch (err) {
-    // Name the panel rather than the generated rule.
+    // Name the panel or docs line rather than the generated rule.
     const out = `${String(err.stdout)}${String(err.stderr)}`.replace(/"dashboard:query_(\d+)"/g, (_m, i) => queries[Number(i)].where);
-    problems.push(`dashboard: promtool cannot parse a query:\n${out.trim()}`);
+    problems.push(`promtool cannot parse a query:\n${out.trim()}`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 
   for (const p of problems) console.error(p);
-  console.log(`${queries.length} dashboard queries and ${alertRules.length} alert rules checked: ${problems.length} problem(s)`);
+  console.log(`${queries.length} dashboard and docs queries and ${alertRules.length} alert rules checked: ${problems.length} problem(s)`);
   process.exit(problems.length ? 1 : 0);
 }
 

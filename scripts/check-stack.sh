@@ -49,7 +49,7 @@ check "compose mounts and Dockerfile inputs exist" node scripts/check-stack-file
 check "prometheus.yml (promtool check config)" promtool check config config/prometheus/prometheus.yml
 check "alerts.yml (promtool check rules)" promtool check rules config/prometheus/alerts.yml
 check "alerts.yml fire as expected (promtool test rules)" promtool test rules config/prometheus/alerts.test.yml
-check "dashboard JSON, datasource, metric names and PromQL" node scripts/check-stack-metrics.js
+check "dashboard, alerts and docs queries: metric names, labels, PromQL" node scripts/check-stack-metrics.js
 
 if ((failed)); then
   echo "check-stack: $failed check(s) failed"
