@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # tokenmeter's image: compile TypeScript in a build stage, run the compiled JS as a non-root user in a slim stage.
 # Build: docker build -t tokenmeter .   Run: see docker-compose.yml and docs/deployment.md.
 
