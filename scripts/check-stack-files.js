@@ -39,7 +39,13 @@ for (const line of dockerfile.split('\n').map((l) => l.trim())) {
   }
 }
 if (!/^USER\s+(?!root\b|0\b)\S+/m.test(dockerfile)) problems.push('Dockerfile: no non-root USER');
-if (!/^HEALTHCHECK\s/m.test(dockerfile)) problems.push('Dockerfile: no HEALTHCHECK');
+const healthcheck = /^HEALTHCHECK\s.*?CMD (\[.*\])$/m.exec(dockerfile.replace(/\\\n\s*/g, ''));
+if (!healthcheck) problems.push('Dockerfile: no HEALTHCHECK CMD [...]');
+// The compose file repeats the image's probe (to set its own timings); the two must not drift apart.
+const composeTest = compose.services?.tokenmeter?.healthcheck?.test;
+if (healthcheck && composeTest && JSON.stringify(['CMD', ...JSON.parse(healthcheck[1])]) !== JSON.stringify(composeTest)) {
+  problems.push("docker-compose.yml: tokenmeter's healthcheck differs from the Dockerfile's HEALTHCHECK");
+}
 if (!/^CMD \["node", "dist\/server\.js"\]$/m.test(dockerfile)) problems.push('Dockerfile: CMD is not ["node", "dist/server.js"]');
 
 for (const p of problems) console.error(p);
