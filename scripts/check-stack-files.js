@@ -43,8 +43,16 @@ const healthcheck = /^HEALTHCHECK\s.*?CMD (\[.*\])$/m.exec(dockerfile.replace(/\
 if (!healthcheck) problems.push('Dockerfile: no HEALTHCHECK CMD [...]');
 // The compose file repeats the image's probe (to set its own timings); the two must not drift apart.
 const composeTest = compose.services?.tokenmeter?.healthcheck?.test;
-if (healthcheck && composeTest && JSON.stringify(['CMD', ...JSON.parse(healthcheck[1])]) !== JSON.stringify(composeTest)) {
-  problems.push("docker-compose.yml: tokenmeter's healthcheck differs from the Dockerfile's HEALTHCHECK");
+if (healthcheck && composeTest) {
+  let imageTest;
+  try {
+    imageTest = ['CMD', ...JSON.parse(healthcheck[1])];
+  } catch {
+    problems.push(`Dockerfile: HEALTHCHECK CMD is not a JSON array: ${healthcheck[1]}`);
+  }
+  if (imageTest && JSON.stringify(imageTest) !== JSON.stringify(composeTest)) {
+    problems.push("docker-compose.yml: tokenmeter's healthcheck differs from the Dockerfile's HEALTHCHECK");
+  }
 }
 if (!/^CMD \["node", "dist\/server\.js"\]$/m.test(dockerfile)) problems.push('Dockerfile: CMD is not ["node", "dist/server.js"]');
 
