@@ -1,0 +1,35 @@
+# tokenmeter's image: compile TypeScript in a build stage, run the compiled JS as a non-root user in a slim stage.
+# Build: docker build -t tokenmeter .   Run: see docker-compose.yml and docs/deployment.md.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# --- build: full dependencies, tsc, then drop devDependencies --------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# Manifests first so the dependency layer is cached until they change.
+# --ignore-scripts: the only install script in the tree is esbuild's (a tsx devDependency), which the build never uses.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime: compiled JS, production node_modules and the default models file ---------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Files stay owned by root and read-only to the app user: the process never writes to its own directory.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# MODELS_FILE defaults to config/models.yaml relative to the working directory; mount your own over it.
+COPY config/models.yaml ./config/models.yaml
+# The node base image's unprivileged user (uid 1000).
+USER node
+EXPOSE 8080
+# node itself, as slim images have no curl or wget. Keep HOST at its default (0.0.0.0) so 127.0.0.1 answers.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "require('http').get({host:'127.0.0.1',port:process.env.PORT||8080,path:'/healthz',timeout:4000},r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1)).on('timeout',()=>process.exit(1))"]
+# node directly, not npm start: prestart would rebuild, and npm would stand between PID 1 and node for SIGTERM.
+CMD ["node", "dist/server.js"]
