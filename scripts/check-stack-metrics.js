@@ -17,30 +17,33 @@ const DOCS = 'docs/deployment.md';
 const DS_REF = '${DS_PROMETHEUS}';
 
 /**
- * What src/ exports (issue #5; docs/deployment.md lists the same): metric -> its labels, each with its closed set of
- * values, or null when any value is allowed. Keep in step with the metrics code.
+ * The closed sets of label values the dashboard and alerts may filter on; every other label takes any value. The
+ * metric and label names themselves are read from src/metrics.ts below, so this script cannot drift from the code.
  */
-const APP_METRICS = {
-  tokenmeter_requests_total: { model: null, status: null, stream: ['true', 'false'] },
-  tokenmeter_tokens_total: { model: null, kind: ['prompt', 'completion'], source: ['upstream', 'estimated'] },
-  tokenmeter_charged_tokens_total: { model: null },
-  tokenmeter_request_duration_seconds: { model: null, stream: ['true', 'false'] },
-  tokenmeter_time_to_first_token_seconds: { model: null },
-  tokenmeter_upstream_duration_seconds: { model: null },
-  tokenmeter_upstream_errors_total: { model: null, kind: ['connect', 'timeout', 'status', 'mid_stream'] },
-  tokenmeter_refusals_total: { reason: null },
-  tokenmeter_active_streams: {},
-  tokenmeter_store_errors_total: { op: ['reserve', 'settle', 'release', 'renew', 'lookup', 'ping'] },
-  tokenmeter_store_duration_seconds: { op: ['reserve', 'settle', 'release', 'renew', 'lookup', 'ping'] },
-  tokenmeter_settle_backlog: {},
-  tokenmeter_key_charged_tokens_total: { key_id: null, model: null },
+const CLOSED_VALUES = {
+  stream: ['true', 'false'],
+  source: ['upstream', 'estimated'],
+  op: ['reserve', 'settle', 'release', 'renew', 'lookup', 'ping', 'create_key', 'grant', 'get_key', 'list_keys', 'revoke', 'usage'],
 };
-const HISTOGRAMS = [
-  'tokenmeter_request_duration_seconds',
-  'tokenmeter_time_to_first_token_seconds',
-  'tokenmeter_upstream_duration_seconds',
-  'tokenmeter_store_duration_seconds',
-];
+const KIND_VALUES = {
+  tokenmeter_tokens_total: ['prompt', 'completion'],
+  tokenmeter_upstream_errors_total: ['connect', 'timeout', 'status', 'mid_stream'],
+};
+
+/** What src/metrics.ts registers: metric -> { labels: {label -> values or null}, histogram }. */
+function appMetrics() {
+  require('tsx/cjs');
+  const { Metrics } = require('../src/metrics');
+  const metrics = new Metrics({ perKey: true, processMetrics: false });
+  const out = {};
+  for (const metric of metrics.registry.getMetricsAsArray()) {
+    const labels = {};
+    for (const l of metric.labelNames) labels[l] = l === 'kind' ? (KIND_VALUES[metric.name] ?? null) : (CLOSED_VALUES[l] ?? null);
+    out[metric.name] = { labels, histogram: metric instanceof promClient.Histogram };
+  }
+  return out;
+}
+
 /** Labels Prometheus adds to every scraped series. */
 const TARGET_LABELS = ['job', 'instance'];
 const PROMQL_KEYWORDS = new Set([
@@ -63,8 +66,8 @@ const PROMQL_KEYWORDS = new Set([
 async function knownMetrics() {
   const known = new Map();
   const add = (name, labels) => known.set(name, { ...labels, ...Object.fromEntries(TARGET_LABELS.map((l) => [l, null])) });
-  for (const [name, labels] of Object.entries(APP_METRICS)) {
-    if (HISTOGRAMS.includes(name)) {
+  for (const [name, { labels, histogram }] of Object.entries(appMetrics())) {
+    if (histogram) {
       add(`${name}_bucket`, { ...labels, le: null });
       add(`${name}_sum`, labels);
       add(`${name}_count`, labels);

@@ -117,7 +117,14 @@ export class Metrics {
   }
 
   /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
-  settled(s: { keyId: string; model: string; promptTokens: number; completionTokens: number; chargedTokens: number; estimated: boolean }): void {
+  settled(s: {
+    keyId: string;
+    model: string;
+    promptTokens: number;
+    completionTokens: number;
+    chargedTokens: number;
+    estimated: boolean;
+  }): void {
     const source = s.estimated ? 'estimated' : 'upstream';
     this.tokens.inc({ model: s.model, kind: 'prompt', source }, s.promptTokens);
     this.tokens.inc({ model: s.model, kind: 'completion', source }, s.completionTokens);

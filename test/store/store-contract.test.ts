@@ -40,7 +40,8 @@ describe.each(storeKinds)('%s store', (kind) => {
 
   describe('keys', () => {
     it('finds a key id by its hash and keeps name, prefix, expiry and model list', async () => {
-      const rec = await s.store.createKey({ hash: 'h1', prefix: 'sk-abc', name: 'n', expiresAt: nowS() + 100, models: ['a/b', 'c/d'] });
+      const expires = nowS() + 100;
+      const rec = await s.store.createKey({ hash: 'h1', prefix: 'sk-abc', name: 'n', expiresAt: expires, models: ['a/b', 'c/d'] });
       expect(await s.store.findKeyId('h1')).toBe(rec.id);
       expect(await s.store.findKeyId('nope')).toBeUndefined();
       const state = await s.store.getKey(rec.id);
@@ -48,7 +49,7 @@ describe.each(storeKinds)('%s store', (kind) => {
         id: rec.id,
         name: 'n',
         prefix: 'sk-abc',
-        expiresAt: nowS() + 100,
+        expiresAt: expires,
         models: ['a/b', 'c/d'],
         revokedAt: null,
         balance: 0,

@@ -1,0 +1,147 @@
+/** Metrics agree with the ledger; labels stay bounded; logs never carry the key; request ids are kept or made. */
+import { writeFileSync } from 'node:fs';
+import request from 'supertest';
+import { makeStore, keyWithTokens, type StoreUnderTest } from './helpers/stores';
+import { startUpstream, type TestUpstream } from './helpers/upstream';
+import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from './helpers/proxy';
+import { startProxyProcess } from './helpers/processes';
+import { writeModelsFile } from './helpers/models-file';
+
+/** The value of one sample in Prometheus text format, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const m = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const have = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[2]);
+  }
+  return undefined;
+}
+
+describe('metrics and logs (redis store)', () => {
+  let s: StoreUnderTest;
+  let upstream: TestUpstream;
+  let proxy: ProxyUnderTest;
+
+  beforeEach(async () => {
+    s = await makeStore('redis');
+    upstream = await startUpstream();
+    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { METRICS_PER_KEY: 'true' } });
+  });
+  afterEach(async () => {
+    await proxy.close();
+    await upstream.close();
+    await s.close();
+  });
+
+  it('counts exactly the tokens the ledger recorded, after JSON and stream requests', async () => {
+    const key = await keyWithTokens(s.store, 100_000);
+    const post = (body: object) => request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(body);
+    await post(chatBody()).expect(200);
+    await post(chatBody({ stream: true })).expect(200);
+    await post(chatBody({ stream: true, max_tokens: 2 })).expect(200);
+    await request(proxy.url).post('/v1/chat/completions').set('authorization', 'Bearer sk-nope').send(chatBody()).expect(401);
+    await post(chatBody({ model: 'client/made-up-model' })).expect(404);
+    await settled(proxy);
+
+    const text = (await request(proxy.url).get('/metrics')).text;
+    if (process.env.METRICS_DUMP) writeFileSync(process.env.METRICS_DUMP, text); // for `promtool check metrics` in CI
+    const ledger = await s.store.usage({ keyId: key.id, limit: 100 });
+    const sum = (f: (r: (typeof ledger)[number]) => number) => ledger.reduce((a, r) => a + f(r), 0);
+    expect(ledger).toHaveLength(3);
+    expect(sample(text, 'tokenmeter_tokens_total', { model: MODEL, kind: 'prompt', source: 'upstream' })).toBe(sum((r) => r.promptTokens));
+    expect(sample(text, 'tokenmeter_tokens_total', { model: MODEL, kind: 'completion', source: 'upstream' })).toBe(
+      sum((r) => r.completionTokens),
+    );
+    expect(sample(text, 'tokenmeter_charged_tokens_total', { model: MODEL })).toBe(sum((r) => r.chargedTokens));
+    expect(sample(text, 'tokenmeter_key_charged_tokens_total', { key_id: key.id, model: MODEL })).toBe(sum((r) => r.chargedTokens));
+    expect(sample(text, 'tokenmeter_requests_total', { model: MODEL, status: '200', stream: 'false' })).toBe(1);
+    expect(sample(text, 'tokenmeter_requests_total', { model: MODEL, status: '200', stream: 'true' })).toBe(2);
+    expect(sample(text, 'tokenmeter_refusals_total', { reason: 'invalid_api_key' })).toBe(1);
+    expect(sample(text, 'tokenmeter_refusals_total', { reason: 'model_not_found' })).toBe(1);
+    expect(sample(text, 'tokenmeter_time_to_first_token_seconds_count', { model: MODEL })).toBe(2);
+    expect(sample(text, 'tokenmeter_store_duration_seconds_count', { op: 'settle' })).toBe(3);
+    expect(sample(text, 'tokenmeter_active_streams')).toBe(0);
+    expect(sample(text, 'tokenmeter_settle_backlog')).toBe(0);
+    // A model name a client made up never becomes a label value.
+    expect(text).not.toContain('client/made-up-model');
+    expect(sample(text, 'tokenmeter_requests_total', { model: 'unknown', status: '404' })).toBe(1);
+  });
+
+  it('counts upstream errors by kind', async () => {
+    const key = await keyWithTokens(s.store, 100_000);
+    upstream.behave((_c, _r, res) => {
+      res.writeHead(500).end('boom');
+    });
+    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody()).expect(500);
+    const text = (await request(proxy.url).get('/metrics')).text;
+    expect(sample(text, 'tokenmeter_upstream_errors_total', { model: MODEL, kind: 'status' })).toBe(1);
+  });
+
+  it('logs one line per request with ids, model, status and tokens, and never the key', async () => {
+    const key = await keyWithTokens(s.store, 100_000);
+    const res = await request(proxy.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key.secret}`)
+      .set('x-request-id', 'client-trace-42')
+      .send(chatBody({ messages: [{ role: 'user', content: 'my secret prompt text' }] }));
+    expect(res.headers['x-request-id']).toBe('client-trace-42');
+    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}x`).send(chatBody()).expect(401);
+    await settled(proxy);
+    await new Promise((r) => setImmediate(r));
+    const all = proxy.logs.join('');
+    expect(all).not.toContain(key.secret);
+    expect(all).not.toContain(key.secret.slice(3, 20));
+    expect(all).not.toContain('my secret prompt text');
+    const line = proxy.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.clientRequestId === 'client-trace-42');
+    const [record] = await s.store.usage({ keyId: key.id, limit: 1 });
+    expect(line).toMatchObject({
+      keyId: key.id,
+      model: MODEL,
+      status: 200,
+      stream: false,
+      requestId: record.requestId,
+      chargedTokens: record.chargedTokens,
+    });
+    expect(record.requestId).not.toBe('client-trace-42');
+  });
+
+  it('replaces an unusable x-request-id with its own', async () => {
+    const res = await request(proxy.url).get('/v1/models').set('x-request-id', 'has spaces and is long '.repeat(10));
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('puts request messages in the log only when LOG_PAYLOADS is on', async () => {
+    const debug = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { LOG_PAYLOADS: 'true' } });
+    try {
+      const key = await keyWithTokens(s.store, 100_000);
+      await request(debug.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${key.secret}`)
+        .send(chatBody({ messages: [{ role: 'user', content: 'visible when debugging' }] }));
+      await settled(debug);
+      await new Promise((r) => setImmediate(r));
+      expect(debug.logs.join('')).toContain('visible when debugging');
+      expect(debug.logs.join('')).not.toContain(key.secret);
+    } finally {
+      await debug.close();
+    }
+  });
+});
+
+describe('METRICS_PORT', () => {
+  it('serves /metrics only on its own port', async () => {
+    const proxy = await startProxyProcess({ METRICS_PORT: '0', MODELS_FILE: writeModelsFile() });
+    try {
+      const port = Number(/"metricsPort":(\d+)/.exec(proxy.output())![1]);
+      const res = await request(`http://127.0.0.1:${port}`).get('/metrics');
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('tokenmeter_process_cpu_seconds_total');
+      expect((await request(proxy.url).get('/metrics')).status).toBe(404);
+      expect((await request(`http://127.0.0.1:${port}`).get('/v1/models')).status).toBe(404);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
