@@ -27,6 +27,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Reloads the models file (the admin reload route); resolves to the number of models. */
   reloadModels?: () => Promise<number>;
+  /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused, connections closed. */
+  lifecycle?: { draining: boolean };
 }
 
 class InvalidUtf8Error extends Error {
@@ -39,6 +41,11 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
+  const lifecycle = deps.lifecycle ?? { draining: false };
+  app.use((_req, res, next) => {
+    if (lifecycle.draining) res.setHeader('connection', 'close');
+    next();
+  });
   if (config.metricsPort === undefined) app.get('/metrics', metricsHandler(deps.metrics));
   const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
   app.use('/v1/chat/completions', log(true));
@@ -48,6 +55,7 @@ export function createApp(deps: AppDeps): Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (lifecycle.draining) return sendError(res, apiError('shutting_down', 'This instance is shutting down.'));
     try {
       await store.ping();
       res.json({ status: 'ready', store: store.kind });
@@ -69,6 +77,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(modelsApi({ catalog: deps.catalog, store, logger }));
   app.post(
     '/v1/chat/completions',
+    (_req, res, next) =>
+      lifecycle.draining ? sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.')) : next(),
     authenticate,
     jsonBody,
     chatCompletions({

@@ -28,6 +28,12 @@ export interface ChatCompletionsOptions {
   upstreamTimeoutMs: number;
 }
 
+/** JSON.parse accepts any depth, JSON.stringify does not: a body nested too deeply to re-serialize is the client's error. */
+function refuseUnserializable(res: Response, err: unknown): void {
+  if (!(err instanceof RangeError)) throw err;
+  sendError(res, apiError('invalid_request_error', 'The request body is nested too deeply.'));
+}
+
 const STORE_DOWN = apiError('store_unavailable', 'The metering store is unavailable; try again shortly.');
 
 export function chatCompletions(options: ChatCompletionsOptions) {
@@ -59,7 +65,12 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         ),
       );
     }
-    const promptTokens = estimatePromptTokens(request);
+    let promptTokens: number;
+    try {
+      promptTokens = estimatePromptTokens(request);
+    } catch (err) {
+      return refuseUnserializable(res, err);
+    }
     const room = model.contextLength - promptTokens;
     if (room < 1 || (requested.value !== undefined && requested.value > room)) {
       return sendError(
@@ -111,7 +122,13 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       hideUsageChunk = request.stream_options?.include_usage !== true;
       upstreamBody.stream_options = { ...request.stream_options, include_usage: true };
     }
-    const body = Buffer.from(JSON.stringify(upstreamBody));
+    let body: Buffer;
+    try {
+      body = Buffer.from(JSON.stringify(upstreamBody));
+    } catch (err) {
+      meter.release(keyId, requestId);
+      return refuseUnserializable(res, err);
+    }
 
     const exchange = new Exchange(
       {

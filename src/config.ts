@@ -44,6 +44,12 @@ export const envSchema = z.object({
   UPSTREAM_URL: httpUrl.default('http://127.0.0.1:8000/v1'),
   /** Sent upstream as `Authorization: Bearer`; unset: no Authorization header upstream. */
   UPSTREAM_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** REDIS_URL is one node of a Redis Cluster. Default false. */
+  REDIS_CLUSTER: flag(false),
+  /** Where settlements the store did not take are kept across restarts (Redis store only). */
+  JOURNAL_FILE: z.string().min(1).default('data/settlements.journal'),
+  /** How long SIGTERM waits for in-flight requests before closing them. Default 30 s. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).int().nonnegative().default(30),
   /** Unset: the embedded in-memory store (one process only). */
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
@@ -91,6 +97,9 @@ export interface Config {
   upstreamApiKey: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
+  redisCluster: boolean;
+  journalFile: string;
+  shutdownGraceMs: number;
   adminToken: string | undefined;
   modelsFile: string;
   bodyLimit: number;
@@ -125,6 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamApiKey: e.UPSTREAM_API_KEY,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
+    redisCluster: e.REDIS_CLUSTER,
+    journalFile: e.JOURNAL_FILE,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     adminToken: e.ADMIN_TOKEN,
     modelsFile: e.MODELS_FILE,
     bodyLimit: e.BODY_LIMIT,

@@ -113,7 +113,9 @@ export class Exchange {
   }
 
   private clientClosed(): void {
-    if (this.res.writableFinished || this.finished) return;
+    if (this.finished) return;
+    // Answered by someone else (an error raised before the upstream answered): nothing served, nothing charged.
+    if (this.res.writableFinished) return this.release();
     this.clientGone = true;
     // The model server must stop generating: abort the upstream request at once.
     this.upstreamRes?.destroy();

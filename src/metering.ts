@@ -2,6 +2,7 @@
  * Reserve, hold, settle: turns token counts into charges (with the model's weights), keeps reservations' leases alive
  * while requests are in flight, and makes sure every settlement reaches the store, retrying while it is away.
  */
+import type { Journal } from './journal';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import type { Model } from './models';
@@ -13,6 +14,8 @@ export interface MeterOptions {
   logger: Logger;
   /** Counts settled tokens and the backlog. Optional, so the meter works on its own. */
   metrics?: Metrics;
+  /** Keeps settlements the store did not take across restarts; its leftovers are retried at once. */
+  journal?: Journal;
   /** Most settlements kept for retry while the store is away. Default 10000. */
   maxPending?: number;
   /** First retry delay; doubles up to 30 s. Default 500 ms. */
@@ -33,6 +36,7 @@ export class Meter {
   private readonly leaseMs: number;
   private readonly logger: Logger;
   private readonly metrics: Metrics | undefined;
+  private readonly journal: Journal | undefined;
   private readonly maxPending: number;
   private readonly retryBaseMs: number;
   private readonly pending = new Map<string, { settlement: Settlement; attempt: number; timer: NodeJS.Timeout }>();
@@ -44,8 +48,12 @@ export class Meter {
     this.leaseMs = options.leaseMs;
     this.logger = options.logger;
     this.metrics = options.metrics;
+    this.journal = options.journal;
     this.maxPending = options.maxPending ?? 10_000;
     this.retryBaseMs = options.retryBaseMs ?? 500;
+    const leftovers = this.journal?.unsettled() ?? [];
+    if (leftovers.length > 0) this.logger.warn({ count: leftovers.length }, 'replaying settlements from the journal');
+    for (const s of leftovers) this.attempt(s, 0);
   }
 
   /** Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the balance covers. */
@@ -131,12 +139,14 @@ export class Meter {
       .settle(settlement)
       .then((result) => {
         this.pending.delete(settlement.requestId);
+        this.forget(settlement.requestId);
         if (result === 'settled') this.metrics?.settled(settlement);
         if (result === 'duplicate' && attempt === 0) {
           this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
         }
       })
       .catch((err: Error) => {
+        this.remember(settlement);
         const delay = Math.min(this.retryBaseMs * 2 ** attempt, 30_000);
         this.logger.error({ requestId: settlement.requestId, attempt, err: err.message }, 'settle failed; will retry');
         const timer = setTimeout(() => {
@@ -147,6 +157,23 @@ export class Meter {
         this.pending.set(settlement.requestId, { settlement, attempt, timer });
       })
       .finally(() => this.done());
+  }
+
+  /** Journals a settlement the store did not take, so a restart cannot lose it. */
+  private remember(settlement: Settlement): void {
+    try {
+      this.journal?.record(settlement);
+    } catch (err) {
+      this.logger.error({ requestId: settlement.requestId, err: (err as Error).message }, 'cannot write the settlement journal');
+    }
+  }
+
+  private forget(requestId: string): void {
+    try {
+      this.journal?.done(requestId);
+    } catch (err) {
+      this.logger.error({ requestId, err: (err as Error).message }, 'cannot write the settlement journal');
+    }
   }
 
   private done(): void {

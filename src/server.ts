@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
+import { Journal } from './journal';
 import { createLogger, type Logger } from './logger';
 import { Meter } from './metering';
 import { metricsServer } from './metrics-endpoint';
@@ -11,9 +12,6 @@ import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
 import { Upstreams } from './upstream-proxy';
-
-/** How long SIGTERM waits for in-flight requests before closing them. */
-const SHUTDOWN_GRACE_MS = 30_000;
 
 export interface Running {
   server: Server;
@@ -31,14 +29,17 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
   const metrics = new Metrics({ perKey: config.metricsPerKey });
   const store = instrumentStore(createStore(config, logger), metrics);
-  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics });
+  // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
+  const journal = config.redisUrl ? openJournal(config.journalFile) : undefined;
+  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal });
+  const lifecycle = { draining: false };
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const reloadModels = async () => {
     const count = await models.reload();
     logger.info({ models: count }, 'models file reloaded');
     return count;
   };
-  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels });
+  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));
@@ -72,21 +73,36 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info('shutting down: no new connections; waiting for in-flight requests');
+      lifecycle.draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      const grace = setTimeout(() => {
+        logger.warn('grace period over: closing the connections still open');
+        server.closeAllConnections();
+      }, config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
       metricsListener?.close();
       const drained = await meter.drain(10_000);
-      if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit');
+      if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit; the journal keeps them');
       process.off('SIGHUP', onHangup);
       meter.stop();
+      journal?.close();
       upstreams.close();
       await store.close();
       logger.info('stopped');
     })());
   return { server, config, store, meter, metrics, logger, shutdown };
+}
+
+function openJournal(file: string): Journal {
+  try {
+    return new Journal(file);
+  } catch (err) {
+    throw new ConfigError(
+      `invalid configuration: JOURNAL_FILE: cannot open ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
 }
 
 async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {
