@@ -25,6 +25,9 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # MODELS_FILE defaults to config/models.yaml relative to the working directory; mount your own over it.
 COPY config/models.yaml ./config/models.yaml
+# The one place the process writes: the settlement journal (JOURNAL_FILE), kept on a volume across restarts.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME /app/data
 # The node base image's unprivileged user (uid 1000).
 USER node
 EXPOSE 8080

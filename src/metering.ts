@@ -41,6 +41,8 @@ export class Meter {
   private readonly retryBaseMs: number;
   private readonly pending = new Map<string, { settlement: Settlement; attempt: number; timer: NodeJS.Timeout }>();
   private inFlight = 0;
+  /** Requests holding a reservation (between hold() and their lease's stop()). */
+  private holding = 0;
   private idleWaiters: (() => void)[] = [];
 
   constructor(options: MeterOptions) {
@@ -87,7 +89,17 @@ export class Meter {
       Math.max(10, Math.floor(this.leaseMs / 3)),
     );
     timer.unref();
-    return { stop: () => clearInterval(timer) };
+    this.holding++;
+    let held = true;
+    return {
+      stop: () => {
+        clearInterval(timer);
+        if (!held) return;
+        held = false;
+        this.holding--;
+        this.notifyIfIdle();
+      },
+    };
   }
 
   /** Whether new requests may be taken: false once the retry queue is full (fail closed rather than lose usage). */
@@ -114,9 +126,9 @@ export class Meter {
     return this.pending.size + this.inFlight;
   }
 
-  /** Resolves when nothing is left to settle (or after `timeoutMs`). */
+  /** Resolves when no request holds a reservation and nothing is left to settle (or false after `timeoutMs`). */
   async drain(timeoutMs: number): Promise<boolean> {
-    if (this.backlog() === 0) return true;
+    if (this.idle()) return true;
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs);
       this.idleWaiters.push(() => {
@@ -179,10 +191,17 @@ export class Meter {
   private done(): void {
     this.inFlight--;
     this.metrics?.settleBacklog.set(this.backlog());
-    if (this.backlog() === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
-    }
+    this.notifyIfIdle();
+  }
+
+  private idle(): boolean {
+    return this.holding === 0 && this.backlog() === 0;
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.idle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 }

@@ -46,7 +46,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   process.on('SIGHUP', onHangup);
 
   // Give Redis a moment to connect so the first requests are not refused; start anyway (failing closed) if it is down.
-  if (!(await storeAnswers(store, 5_000))) logger.warn('store not reachable at start; requests get 503 until it is');
+  if (!(await storeAnswers(store, 3_000))) logger.warn('store not reachable at start; requests get 503 until it is');
 
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -75,12 +75,15 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       logger.info('shutting down: no new connections; waiting for in-flight requests');
       lifecycle.draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections whose last response just ended would otherwise linger until the client drops them.
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 200);
       const grace = setTimeout(() => {
         logger.warn('grace period over: closing the connections still open');
         server.closeAllConnections();
       }, config.shutdownGraceMs);
       await closed;
+      clearInterval(sweep);
       clearTimeout(grace);
       metricsListener?.close();
       const drained = await meter.drain(10_000);

@@ -10,6 +10,8 @@ export interface ProxyProcess {
   child: ChildProcess;
   /** Everything the process printed. */
   output(): string;
+  /** Resolves with the exit code once the process has exited on its own. */
+  exited(): Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -43,6 +45,11 @@ export async function startProxyProcess(env: Record<string, string>): Promise<Pr
     port,
     child,
     output: () => out,
+    exited: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+      }),
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);

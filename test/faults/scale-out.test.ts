@@ -1,0 +1,106 @@
+/**
+ * Scale-out: two proxy processes share one Redis, then a real three-master Redis Cluster. Under concurrent load on one
+ * small balance the sum charged never exceeds the grant, and a revocation through one is refused by the other at once.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis, { Cluster } from 'ioredis';
+import request from 'supertest';
+import { RedisStore } from '../../src/store/redis-store';
+import { writeModelsFile } from '../helpers/models-file';
+import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
+import { chatBody } from '../helpers/proxy';
+import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster';
+import { eventually } from '../helpers/eventually';
+import { keyWithTokens, testRedisUrl } from '../helpers/stores';
+import { jsonReply, startUpstream, streamReply, words, type Behaviour, type TestUpstream } from '../helpers/upstream';
+
+jest.setTimeout(60_000);
+
+const ADMIN = 'scale-out-admin-token-123';
+const GRANT = 2_000;
+
+/** The upstream spends every token it is allowed, a little slowly, so requests overlap across the two proxies. */
+const spendAll: Behaviour = async (call, req, res) => {
+  await new Promise((r) => setTimeout(r, 10));
+  return call.body.stream ? streamReply({ tokens: words(1000) })(call, req, res) : jsonReply({ tokens: words(1000) })(call, req, res);
+};
+
+describe.each([
+  ['one Redis', false],
+  ['a three-master Redis Cluster', true],
+])('two proxy processes on %s', (_name, cluster) => {
+  let upstream: TestUpstream;
+  let redisCluster: RedisCluster | undefined;
+  let store: RedisStore;
+  let proxies: ProxyProcess[];
+
+  beforeAll(async () => {
+    upstream = await startUpstream(spendAll);
+    redisCluster = cluster ? await startRedisCluster() : undefined;
+    const url = redisCluster?.url ?? testRedisUrl();
+    const prefix = `scale${Math.random().toString(36).slice(2, 8)}:`;
+    const client = cluster ? new Cluster([url]) : new Redis(url);
+    store = new RedisStore(client, { prefix });
+    const env = {
+      REDIS_URL: url,
+      REDIS_CLUSTER: String(cluster),
+      REDIS_PREFIX: prefix,
+      UPSTREAM_URL: upstream.url,
+      MODELS_FILE: writeModelsFile(),
+      ADMIN_TOKEN: ADMIN,
+    };
+    proxies = [];
+    for (let i = 0; i < 2; i++) {
+      proxies.push(await startProxyProcess({ ...env, JOURNAL_FILE: join(mkdtempSync(join(tmpdir(), 'tm-scale-')), 'journal') }));
+    }
+  });
+  afterAll(async () => {
+    for (const p of proxies ?? []) await p.stop('SIGKILL');
+    await store?.close();
+    await redisCluster?.stop();
+    await upstream?.close();
+  });
+
+  it('never charges more than the grant under concurrent load through both', async () => {
+    const key = await keyWithTokens(store, GRANT);
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        request(proxies[i % 2].url)
+          .post('/v1/chat/completions')
+          .set('authorization', `Bearer ${key.secret}`)
+          .send(chatBody({ max_tokens: 30, stream: i % 3 === 0 })),
+      ),
+    );
+    const served = results.filter((r) => r.status === 200).length;
+    expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    const ledger = await eventually(async () => {
+      const l = await store.usage({ keyId: key.id, limit: 1000 });
+      expect(l).toHaveLength(served);
+      return l;
+    });
+    const charged = ledger.reduce((a, r) => a + r.chargedTokens, 0);
+    expect(charged).toBeLessThanOrEqual(GRANT);
+    expect(await store.getKey(key.id)).toMatchObject({ reserved: 0, debt: 0, balance: GRANT - charged });
+    // Both proxies served some of it.
+    expect(served).toBeGreaterThanOrEqual(Math.floor(GRANT / 41));
+  });
+
+  it('sees a revocation made through one proxy at once on the other', async () => {
+    const created = await request(proxies[0].url).post('/admin/keys').set('authorization', `Bearer ${ADMIN}`).send({ tokens: 10_000 });
+    const secret = created.body.key as string;
+    await request(proxies[1].url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${secret}`)
+      .send(chatBody({ max_tokens: 5 }))
+      .expect(200);
+    await request(proxies[0].url).delete(`/admin/keys/${created.body.id}`).set('authorization', `Bearer ${ADMIN}`).expect(200);
+    const refused = await request(proxies[1].url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${secret}`)
+      .send(chatBody({ max_tokens: 5 }));
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toContain('revoked');
+  });
+});
