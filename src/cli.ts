@@ -35,6 +35,13 @@ function expiry(opts: { expiresAt?: number; expiresIn?: number }): number | unde
   return opts.expiresIn !== undefined ? Math.floor(Date.now() / 1000) + opts.expiresIn : undefined;
 }
 
+/** Adds --expires-at and --expires-in, for a key's or a package's expiry (see expiry()). */
+function expiryOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option('--expires-at <unix>', `the ${what} expires at this Unix time`, unixTime)
+    .option('--expires-in <duration>', `the ${what} expires after this long (30d, 12h, …)`, duration);
+}
+
 /** Adds --url and --json to a command, so they work after the subcommand as people type them. */
 function common(cmd: Command): Command {
   return cmd
@@ -61,12 +68,10 @@ export function buildCli(): Command {
 
   const keys = program.command('keys').description('create, list, show and revoke API keys');
 
-  common(keys.command('create'))
+  expiryOptions(common(keys.command('create')), 'key')
     .description('create a key; its secret is shown once')
     .option('--name <name>', 'a label for the key')
     .option('--tokens <n>', 'grant a first package of this many tokens', positiveInt)
-    .option('--expires-at <unix>', 'the key expires at this Unix time', unixTime)
-    .option('--expires-in <duration>', 'the key expires after this long (30d, 12h, …)', duration)
     .option('--models <ids>', 'comma-separated model ids the key may use (default: all)')
     .action(async (opts: Common & { name?: string; tokens?: number; expiresAt?: number; expiresIn?: number; models?: string }) => {
       const created = await clientFor(opts).createKey({
@@ -156,12 +161,10 @@ export function buildCli(): Command {
     });
 
   const packages = program.command('packages').description('grant token packages');
-  common(packages.command('grant'))
+  expiryOptions(common(packages.command('grant')), 'package')
     .description('grant a token package to a key')
     .argument('<key-id>', 'the key id')
     .requiredOption('--tokens <n>', 'tokens in the package', positiveInt)
-    .option('--expires-at <unix>', 'the package expires at this Unix time', unixTime)
-    .option('--expires-in <duration>', 'the package expires after this long (30d, 12h, …)', duration)
     .action(async (keyId: string, opts: Common & { tokens: number; expiresAt?: number; expiresIn?: number }) => {
       const p = await clientFor(opts).grantPackage(keyId, { tokens: opts.tokens, expires_at: expiry(opts) });
       print(

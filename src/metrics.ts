@@ -3,6 +3,7 @@
  * ids or "unknown", statuses are HTTP codes, key ids appear only when METRICS_PER_KEY is on.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Settlement } from './store/types';
 
 /** From milliseconds to ten minutes: LLM requests range from refusals to long generations. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -117,14 +118,7 @@ export class Metrics {
   }
 
   /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
-  settled(s: {
-    keyId: string;
-    model: string;
-    promptTokens: number;
-    completionTokens: number;
-    chargedTokens: number;
-    estimated: boolean;
-  }): void {
+  settled(s: Pick<Settlement, 'keyId' | 'model' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>): void {
     const source = s.estimated ? 'estimated' : 'upstream';
     this.tokens.inc({ model: s.model, kind: 'prompt', source }, s.promptTokens);
     this.tokens.inc({ model: s.model, kind: 'completion', source }, s.completionTokens);

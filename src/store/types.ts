@@ -88,16 +88,8 @@ export interface Settlement {
   status: number;
 }
 
-export interface UsageRecord {
-  requestId: string;
-  keyId: string;
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  chargedTokens: number;
-  estimated: boolean;
-  stream: boolean;
-  status: number;
+/** A ledger record: the settlement as stored, with when and where in the key's ledger. */
+export interface UsageRecord extends Settlement {
   created: UnixSeconds;
   /** Position in the key's ledger: pass it back as `after` to read on incrementally. */
   cursor: string;
