@@ -2,7 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError } from './errors';
-import { bearerToken } from './keys';
+import { requestBearerToken } from './keys';
 
 const REFUSED = apiError('invalid_api_key', 'The admin token is missing or wrong. Send "Authorization: Bearer <ADMIN_TOKEN>".');
 
@@ -10,7 +10,7 @@ export function adminToken(token: string) {
   // Comparing digests makes the comparison length-independent as well as constant-time.
   const expected = createHash('sha256').update(token).digest();
   return function requireAdminToken(req: Request, res: Response, next: NextFunction): void {
-    const given = bearerToken(req.headers.authorization);
+    const given = requestBearerToken(req);
     const digest = createHash('sha256')
       .update(given ?? '')
       .digest();

@@ -124,6 +124,10 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       case 'request.size.invalid':
         return sendError(res, apiError('invalid_request_error', 'The request body ended early.'));
     }
+    // body-parser's other 4xx (a body that does not decode as its Content-Encoding, say) carry a status, no type.
+    if (err.status !== undefined && err.status >= 400 && err.status < 500) {
+      return sendError(res, apiError('invalid_request_error', 'The request body could not be read (check its Content-Encoding).'));
+    }
     logger.error({ err: err.message, stack: err.stack }, 'unhandled error');
     return sendError(res, apiError('internal_error', 'Internal error.'));
   };

@@ -1,7 +1,7 @@
 /** Bearer-key authentication: the secret is hashed at once and only the hash is looked up. */
 import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError } from './errors';
-import { bearerToken, hashKey, isWellFormedKey } from './keys';
+import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import type { Logger } from './logger';
 import type { Store } from './store/types';
 
@@ -21,7 +21,7 @@ export function bearerAuth(options: AuthOptions) {
   const { store, logger } = options;
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const secret = bearerToken(req.headers.authorization);
+    const secret = requestBearerToken(req);
     if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, INVALID);
     const hash = hashKey(secret);
     let keyId = cache.get(hash);

@@ -32,10 +32,17 @@ export function isWellFormedKey(secret: string): boolean {
 }
 
 /**
- * The bearer token of an Authorization header, or undefined when the header is missing or not a Bearer one.
- * Node joins repeated Authorization headers with ", ", which never matches a well-formed key: a duplicate fails.
+ * The bearer token of a request's Authorization header, or undefined when it is missing, not a Bearer one, or
+ * repeated: Node keeps only the first of repeated Authorization lines in `headers`, so `headersDistinct` is checked,
+ * and a request carrying two credentials is refused rather than charged to whichever came first.
  */
-export function bearerToken(header: string | undefined): string | undefined {
+export function requestBearerToken(req: { headersDistinct: Record<string, string[] | undefined> }): string | undefined {
+  const values = req.headersDistinct.authorization;
+  return values?.length === 1 ? bearerToken(values[0]) : undefined;
+}
+
+/** The bearer token of one Authorization header value, or undefined when it is missing or not a Bearer one. */
+function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined || header.length < 8) return undefined;
   if (header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
   return header.slice(7).trim();
