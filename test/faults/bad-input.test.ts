@@ -12,6 +12,7 @@ import { eventually } from '../helpers/eventually';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
 import { send, sendBytes, expectOpenAIErrorShape, type RawResponse } from '../helpers/raw-http';
 import type { OutgoingHttpHeaders } from 'node:http';
+import { gzipSync } from 'node:zlib';
 
 const BODY_LIMIT = 1024 * 1024;
 const MAX_OUTPUT_TOKENS = 1024;
@@ -482,6 +483,40 @@ describe('bad input to the proxy process (redis store)', () => {
       expectOpenAIErrorShape(text);
     }
     await expectNoHarm();
+  });
+
+  // FAILS (src bug): body-parser passes zlib's error on with status 400 but no `type`, and app.ts's errorHandler
+  // turns every error without a known type into a 500 internal_error (logging its stack as 'unhandled error').
+  it.each([
+    ['gzip', Buffer.from('this is not gzip')],
+    ['deflate', Buffer.from('this is not deflate')],
+    ['br', Buffer.from('this is not brotli')],
+    ['gzip', gzipSync(validBody()).subarray(0, 20)],
+  ])('a body that does not decode as its Content-Encoding (%s): a 400 in the OpenAI shape, not a 500', async (encoding, body) => {
+    const res = await post(body, { 'content-encoding': encoding });
+    expectRefusal(res, 400);
+    await expectNoHarm();
+  });
+
+  // FAILS (src bug): Node keeps the first of repeated Authorization headers and drops the rest (it joins only some
+  // headers with ", "), so keys.ts's bearerToken never sees the duplicate it means to refuse: the first key is used.
+  it.each([
+    ['the same key twice', (a: string) => [a, a]],
+    ['two different valid keys', (a: string, b: string) => [a, b]],
+    ['a valid key, then a malformed one', (a: string) => [a, 'Bearer sk-nope']],
+    ['a malformed key, then a valid one', (a: string) => ['Bearer sk-nope', a]],
+  ])('two Authorization headers (%s): 401, nothing forwarded, neither key charged', async (_what, pick) => {
+    const a = await keyWithTokens(rp.store, 1_000);
+    const b = await keyWithTokens(rp.store, 1_000);
+    const res = await send(url, {
+      // Two header lines (an array), not one value with a comma.
+      headers: { Authorization: pick(`Bearer ${a.secret}`, `Bearer ${b.secret}`), 'content-type': 'application/json' },
+      body: validBody(),
+    });
+    const err = expectRefusal(res, 401);
+    expect(err.code).toBe('invalid_api_key');
+    await expectNoHarm(a, 1_000);
+    await expectNoHarm(b, 1_000);
   });
 
   it('keeps serving a valid request afterwards: the process is alive and answers 200', async () => {
