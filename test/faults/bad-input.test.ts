@@ -213,6 +213,35 @@ describe('bad input to the proxy process (redis store)', () => {
     expect(rp.proxy.child.signalCode).toBeNull();
   };
 
+  /**
+   * Sends a request whose only fault is in its request line or one extra header: a real key, a valid body, so if
+   * the fault were ignored the request would be served (and reach the upstream).
+   */
+  const sendRaw = (requestLine: string, extraHeader = '') => {
+    const body = validBody();
+    return sendBytes(
+      rp.proxy.port,
+      `${requestLine}\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\n` +
+        `${extraHeader}Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+  };
+
+  /** A 4xx without a stack: ours in the OpenAI shape, or Node's parser-level answer. */
+  const expectMalformedRefused = (raw: string) => {
+    const { status, headers, body: text } = parseRaw(raw);
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(status).toBeLessThan(500);
+    expect(raw).not.toMatch(/\n\s+at /);
+    if (text === '') {
+      // Node's own parser-level answer to a malformed request line or header: a bare 400/431 that closes the
+      // connection. It never reaches our app, so it cannot carry our JSON body; that is acceptable for a request
+      // no HTTP client would send.
+      expect(headers).toMatch(/^connection: close\r?$/im);
+    } else {
+      expectOpenAIErrorShape(text);
+    }
+  };
+
   beforeAll(async () => {
     upstream = await startUpstream();
     rp = await startRedisProxyProcess({
@@ -464,24 +493,18 @@ describe('bad input to the proxy process (redis store)', () => {
     ['a second, different Content-Length', 'Content-Length: 3\r\n'],
     ['a header block over 16 KB', `X-Big: ${'b'.repeat(20 * 1024)}\r\n`],
   ])('%s: refused by Node’s HTTP parser (bare 4xx, connection closed) or by us in the OpenAI shape', async (_what, header) => {
-    // Everything else about the request is valid (a real key, a valid body): only the odd header could refuse it.
-    const body = validBody();
-    const raw = await sendBytes(
-      rp.proxy.port,
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\n` +
-        `${header}Content-Length: ${body.length}\r\n\r\n${body}`,
-    );
-    const { status, headers, body: text } = parseRaw(raw);
-    expect(status).toBeGreaterThanOrEqual(400);
-    expect(status).toBeLessThan(500);
-    expect(raw).not.toMatch(/\n\s+at /);
-    if (text === '') {
-      // Node's own parser-level answer to a malformed request: a bare 400/431 that closes the connection. It never
-      // reaches our app, so it cannot carry our JSON body; that is acceptable for a request no HTTP client would send.
-      expect(headers).toMatch(/^connection: close\r?$/im);
-    } else {
-      expectOpenAIErrorShape(text);
-    }
+    expectMalformedRefused(await sendRaw('POST /v1/chat/completions HTTP/1.1', header));
+    await expectNoHarm();
+  });
+
+  it.each([
+    ['an unknown HTTP version', 'POST /v1/chat/completions HTTP/9.9'],
+    ['a request line that is not HTTP', 'GARBAGE'],
+    ['an extra token in the request line', 'POST /v1/chat/completions HTTP/1.1 extra'],
+    ['a method outside ASCII', 'PÖST /v1/chat/completions HTTP/1.1'],
+    ['a NUL byte in the request target', 'POST /v1/chat/completions\u0000 HTTP/1.1'],
+  ])('%s: refused by Node’s HTTP parser (bare 4xx, connection closed)', async (_what, requestLine) => {
+    expectMalformedRefused(await sendRaw(requestLine));
     await expectNoHarm();
   });
 
