@@ -3,7 +3,7 @@
  * for the test to create keys and read balances and the ledger as the process wrote them.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -23,11 +23,12 @@ export interface RedisProxy {
 
 export async function startRedisProxyProcess(env: Record<string, string>): Promise<RedisProxy> {
   const prefix = `f${randomBytes(4).toString('hex')}:`;
+  const journalDir = mkdtempSync(join(tmpdir(), 'tm-journal-'));
   const proxy = await startProxyProcess({
     REDIS_URL: testRedisUrl(),
     REDIS_PREFIX: prefix,
     // A journal of its own: parallel test processes must not share (and truncate) data/settlements.journal.
-    JOURNAL_FILE: join(mkdtempSync(join(tmpdir(), 'tm-journal-')), 'settlements.journal'),
+    JOURNAL_FILE: join(journalDir, 'settlements.journal'),
     ...env,
   });
   const redis = new Redis(testRedisUrl());
@@ -43,6 +44,7 @@ export async function startRedisProxyProcess(env: Record<string, string>): Promi
       if (keys.length) await redis.del(...keys);
       await store.close();
       redis.disconnect();
+      rmSync(journalDir, { recursive: true, force: true });
     },
   };
 }
