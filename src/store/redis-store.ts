@@ -39,6 +39,8 @@ export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    // ioredis waits this long for a closing socket; on a socket that is already dead its timer would only linger.
+    disconnectTimeout: 200,
   };
 }
 
@@ -231,8 +233,10 @@ export class RedisStore implements Store {
     await this.redis.ping();
   }
 
+  /** QUIT when connected (pending replies arrive first), else just drop the connection. */
   async close(): Promise<void> {
-    this.redis.disconnect();
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
   }
 }
 

@@ -49,7 +49,7 @@ export async function startRedisServer(extraArgs: string[] = [], port?: number):
 async function waitForRedis(url: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 50 });
     client.on('error', () => {});
     try {
       await client.connect();
