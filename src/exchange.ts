@@ -13,7 +13,7 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { charge, type Lease, type Meter } from './metering';
 import type { Model } from './models';
-import { SseTap, modelRewriter, type Usage } from './sse-tap';
+import { SseTap, type Usage } from './sse-tap';
 import { upstreamFailure } from './upstream-errors';
 
 export interface ExchangeContext {
@@ -47,7 +47,6 @@ export class Exchange {
   private upstreamReq: ClientRequest | undefined;
   private upstreamRes: IncomingMessage | undefined;
   private tap: SseTap | undefined;
-  private readonly rewrite: ((json: string) => string) | undefined;
   private readonly started = performance.now();
   private streaming = false;
 
@@ -55,8 +54,6 @@ export class Exchange {
     private readonly ctx: ExchangeContext,
     private readonly res: ServerResponse,
   ) {
-    const { model } = ctx;
-    this.rewrite = model.upstreamModel === model.id ? undefined : modelRewriter(model.upstreamModel, model.id);
     res.once('close', () => this.clientClosed());
   }
 
@@ -127,13 +124,15 @@ export class Exchange {
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable): void {
     const tap = new SseTap({
-      modelRewrite: this.rewrite ? { from: this.ctx.model.upstreamModel, to: this.ctx.model.id } : undefined,
+      rewriteModel: this.ctx.model.rewriteModel,
       dropUsageChunk: this.ctx.hideUsageChunk,
     });
     this.tap = tap;
     const res = this.res;
     res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
-    res.flushHeaders();
+    // The headers usually leave with the first event (one write, not two); a model slow to its first token gets
+    // them on their own, at the end of this turn of the event loop.
+    const flush = setImmediate(() => res.flushHeaders());
     this.streaming = true;
     this.ctx.metrics.activeStreams.inc();
     let first = true;
@@ -146,6 +145,7 @@ export class Exchange {
       const out = tap.push(chunk);
       if (first && out.length > 0) {
         first = false;
+        clearImmediate(flush);
         this.ctx.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
       }
       // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
@@ -208,7 +208,8 @@ export class Exchange {
         if (typeof parsed !== 'object' || parsed === null) {
           return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not a JSON object.'));
         }
-        const out = this.rewrite ? Buffer.from(this.rewrite(text)) : buf;
+        const rewrite = this.ctx.model.rewriteModel;
+        const out = rewrite ? Buffer.from(rewrite(text)) : buf;
         const headers = downstreamResponseHeaders(proxyRes.headers);
         headers['content-length'] = out.length;
         this.res.writeHead(status, headers);

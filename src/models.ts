@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { modelRewriter } from './model-rewriter';
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
 export const SAMPLING_PARAMETERS = [
@@ -105,6 +106,8 @@ export interface Capabilities {
 export interface Model {
   id: string;
   upstreamModel: string;
+  /** Rewrites the upstream's name to the id in an answer; undefined when they are the same. Built once, here. */
+  rewriteModel: ((json: string) => string) | undefined;
   upstreamUrl: string;
   upstreamApiKey: string | undefined;
   contextLength: number;
@@ -173,9 +176,11 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     const up = m.upstream === undefined ? undefined : upstreams.get(m.upstream);
     if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
     const caps = m.capabilities;
+    const upstreamModel = m.upstream_model ?? m.id;
     const model: Model = {
       id: m.id,
-      upstreamModel: m.upstream_model ?? m.id,
+      upstreamModel,
+      rewriteModel: upstreamModel === m.id ? undefined : modelRewriter(upstreamModel, m.id),
       upstreamUrl: up?.url ?? (m.upstream_url ?? defaults.upstreamUrl).replace(/\/+$/, ''),
       upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
       contextLength: m.context_length,

@@ -12,14 +12,14 @@ export interface Usage {
 }
 
 export interface SseTapOptions {
-  /** Rewrite `"model":"<from>"` to the client's id in every chunk; omit when the names are equal. */
-  modelRewrite?: { from: string; to: string };
+  /** Rewrites the upstream's model name to the client's id in a chunk; omit when the names are equal. */
+  rewriteModel?: (json: string) => string;
   /** Drop the usage-only chunk (`choices: []`): the client did not ask for usage, we did. */
   dropUsageChunk: boolean;
 }
 
-/** Fields whose streamed text is completion output, for counting when the upstream reports no usage. */
-const TEXT_FIELDS = ['"content"', '"arguments"', '"reasoning_content"', '"refusal"'];
+/** The string values of the fields whose streamed text is completion output, found in one pass over a line. */
+const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
 /** Pending escaped text is tokenized in batches of about this many characters, so memory per stream stays bounded. */
 const COUNT_BATCH = 8192;
 const EMPTY = Buffer.alloc(0);
@@ -40,8 +40,8 @@ export class SseTap {
   private countedTokens = 0;
 
   constructor(private readonly options: SseTapOptions) {
-    this.passthrough = !options.modelRewrite && !options.dropUsageChunk;
-    if (options.modelRewrite) this.rewrite = modelRewriter(options.modelRewrite.from, options.modelRewrite.to);
+    this.passthrough = !options.rewriteModel && !options.dropUsageChunk;
+    this.rewrite = options.rewriteModel;
   }
 
   /**
@@ -151,13 +151,9 @@ export class SseTap {
   }
 
   private collectText(line: string): void {
-    for (const field of TEXT_FIELDS) {
-      let at = line.indexOf(field);
-      while (at !== -1) {
-        const raw = jsonStringAfter(line, at + field.length);
-        if (raw) this.pendingText += raw;
-        at = line.indexOf(field, at + field.length);
-      }
+    TEXT_FIELDS.lastIndex = 0;
+    for (let m = TEXT_FIELDS.exec(line); m !== null; m = TEXT_FIELDS.exec(line)) {
+      if (m[1].length > 0) this.pendingText += m[1];
     }
     if (this.pendingText.length >= COUNT_BATCH) this.flushCount();
   }
@@ -185,39 +181,3 @@ function usageIsObject(line: string, from: number): boolean {
   return line.charCodeAt(i) === 123; /* { */
 }
 
-/** The raw (still escaped) JSON string value that follows a key ending at `from`, or undefined. */
-function jsonStringAfter(line: string, from: number): string | undefined {
-  let i = from;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) !== 58) return undefined;
-  i++;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) !== 34 /* " */) return undefined;
-  const start = i + 1;
-  for (let j = start; j < line.length; j++) {
-    const c = line.charCodeAt(j);
-    if (c === 92 /* \ */) j++;
-    else if (c === 34) return line.slice(start, j);
-  }
-  return undefined;
-}
-
-/**
- * Returns a function that rewrites the first `"model":"<from>"` in a JSON text to `<to>`: a substring splice for the
- * compact JSON that servers emit, with a pattern for spaced JSON (`"model": "x"`) only when the compact form is absent.
- */
-export function modelRewriter(from: string, to: string): (json: string) => string {
-  const compact = `"model":${JSON.stringify(from)}`;
-  const replacement = `"model":${JSON.stringify(to)}`;
-  const spaced = new RegExp(`"model"\\s*:\\s*${escapeRegExp(JSON.stringify(from))}`);
-  return (json) => {
-    const at = json.indexOf(compact);
-    if (at !== -1) return json.slice(0, at) + replacement + json.slice(at + compact.length);
-    const m = spaced.exec(json);
-    return m ? json.slice(0, m.index) + replacement + json.slice(m.index + m[0].length) : json;
-  };
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

@@ -1,5 +1,6 @@
 /** The stream tap: whole lines out, usage found, usage-only chunk dropped on request, model rewritten. */
-import { SseTap, modelRewriter } from '../src/sse-tap';
+import { modelRewriter } from '../src/model-rewriter';
+import { SseTap } from '../src/sse-tap';
 
 const data = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
 const chunk = (content: string, model = 'up/m') => data({ model, choices: [{ index: 0, delta: { content } }], usage: null });
@@ -41,7 +42,7 @@ describe('SseTap', () => {
   });
 
   it('rewrites the model in every chunk, compact or spaced', () => {
-    const tap = new SseTap({ modelRewrite: { from: 'up/m', to: 'client/m' }, dropUsageChunk: false });
+    const tap = new SseTap({ rewriteModel: modelRewriter('up/m', 'client/m'), dropUsageChunk: false });
     const spaced = 'data: {"model": "up/m", "choices": []}\n\n';
     const out = run(tap, [chunk('x'), spaced]);
     expect(out).toBe(chunk('x', 'client/m') + 'data: {"model":"client/m", "choices": []}\n\n');

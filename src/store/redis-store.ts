@@ -36,6 +36,8 @@ export interface RedisStoreOptions {
 export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
   return {
     enableOfflineQueue: false,
+    // Commands issued in the same tick (many requests' RESERVE and SETTLE under load) go out in one write.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
