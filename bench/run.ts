@@ -1,0 +1,151 @@
+/** `npm run bench`: measures every target in turn as its own pinned process under the same load, then prints and saves the table. */
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/helpers/redis-server';
+import { machine, versions } from './machine';
+import { measure } from './measure';
+import { nginxTarget, nginxVersion } from './nginx';
+import { canPin, killAll, pinSelf, startProcess, type StartOptions, type Started } from './processes';
+import { table, verdicts, writeReport, type TargetResult } from './report';
+import { settings } from './workload';
+
+const ROOT = join(__dirname, '..');
+const BUILD = join(ROOT, 'node_modules/.cache/tokenmeter-bench/bench');
+const RESULTS = join(__dirname, 'results');
+const TARGET_CORE = 0;
+const LOAD_CORE = 1;
+/** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
+const NO_KEY = `sk-${'x'.repeat(43)}`;
+
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+interface Target {
+  name: string;
+  label: string;
+  /** How to start it, or why it cannot run here. */
+  start: () => Promise<{ options: StartOptions; cleanup?: () => void } | string>;
+}
+
+function nodeProcess(name: string, file: string, env: Record<string, string>): StartOptions {
+  return { name, command: process.execPath, args: [join(BUILD, file)], env: { ...process.env, PORT: '0', ...env } };
+}
+
+async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
+  const plan = await target.start();
+  if (typeof plan === 'string') {
+    log(`${target.label}: skipped (${plan})`);
+    return { name: target.name, label: target.label, skipped: plan };
+  }
+  let started: Started | undefined;
+  try {
+    started = await startProcess({ ...plan.options, core: pin ? TARGET_CORE : undefined });
+    const port = Number(started.ready.port ?? plan.options.port);
+    const key = typeof started.ready.key === 'string' ? started.ready.key : NO_KEY;
+    log(`${target.label}: pid ${started.pid}, port ${port}`);
+    const figures = await measure(started.pid, port, key, pin ? TARGET_CORE : undefined, (line) => log(`${target.label}: ${line}`));
+    return { name: target.name, label: target.label, figures };
+  } finally {
+    await started?.stop();
+    plan.cleanup?.();
+  }
+}
+
+async function main(): Promise<void> {
+  const began = Date.now();
+  const notes: string[] = [];
+  const pin = canPin && cpus().length >= 2;
+  if (pin) {
+    pinSelf(LOAD_CORE);
+    notes.push(
+      `pinned with taskset: each target on core ${TARGET_CORE}; load generator, mock upstream and redis-server on core ${LOAD_CORE}`,
+    );
+  } else {
+    notes.push('not pinned (taskset missing or fewer than 2 cores): every process shares every core; expect more noise');
+  }
+
+  log('compiling the server processes (tsc)');
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.servers.json')], {
+    stdio: 'inherit',
+  });
+
+  // Shared by every proxy target; they inherit this process's core.
+  const upstream = await startProcess(nodeProcess('mock upstream', 'mock-upstream.js', {}));
+  const upstreamPort = Number(upstream.ready.port);
+  const redisPort = await freePort();
+  const redis = await startProcess({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    port: redisPort,
+  });
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  const nginx = nginxVersion();
+
+  const targets: Target[] = [
+    { name: 'upstream', label: 'upstream (direct)', start: async () => ({ options: nodeProcess('upstream', 'mock-upstream.js', {}) }) },
+    {
+      name: 'passthrough',
+      label: 'passthrough',
+      start: async () => ({ options: nodeProcess('passthrough', 'passthrough-server.js', { UPSTREAM_ORIGIN: upstreamUrl }) }),
+    },
+    {
+      name: 'tokenmeter-memory',
+      label: 'tokenmeter (memory)',
+      start: async () => ({
+        options: nodeProcess('tokenmeter (memory)', 'tokenmeter-server.js', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: '' }),
+      }),
+    },
+    {
+      name: 'tokenmeter-redis',
+      label: 'tokenmeter (Redis)',
+      start: async () => ({
+        options: nodeProcess('tokenmeter (Redis)', 'tokenmeter-server.js', {
+          UPSTREAM_URL: `${upstreamUrl}/v1`,
+          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        }),
+      }),
+    },
+    {
+      name: 'nginx',
+      label: 'nginx',
+      start: async () => (nginx ? nginxTarget(await freePort(), upstreamPort) : 'nginx is not installed'),
+    },
+  ];
+
+  const results: TargetResult[] = [];
+  for (const target of targets) results.push(await runTarget(target, pin));
+  await upstream.stop();
+  await redis.stop();
+
+  for (const r of results) if (r.skipped) notes.push(`${r.label} skipped: ${r.skipped}`);
+  const failed = results.reduce((n, r) => n + (r.figures?.failed ?? 0), 0);
+  if (failed > 0) notes.push(`${failed} requests failed during the run: the figures of targets with failures are suspect`);
+  const report = {
+    generatedAt: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - began) / 1000),
+    machine: machine(),
+    versions: versions(nginx),
+    settings,
+    notes,
+    targets: results,
+    verdicts: verdicts(results),
+  };
+  writeReport(RESULTS, report);
+  process.stdout.write(`\n${table(report.targets, report.verdicts)}\n\n`);
+  log(`done in ${report.durationSeconds} s; wrote ${join('bench/results', 'latest.md')} and latest.json`);
+}
+
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process`);
+    killAll();
+    process.exit(130);
+  });
+}
+main().catch((err: Error) => {
+  log(`failed: ${err.message}`);
+  killAll();
+  process.exit(1);
+});
