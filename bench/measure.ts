@@ -1,7 +1,8 @@
 /** Measures one running target: paced open streams (RSS, CPU), max req/s at fixed concurrency, fixed-rate latency and TTFB. */
+import { performance } from 'node:perf_hooks';
 import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Sample } from './load';
-import { coreBusyMs, cpuMs, rssKiB } from './proc-stats';
-import { jsonBody, settings, streamBody } from './workload';
+import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
+import { endpoint, jsonBody, settings, streamBody } from './workload';
 
 export interface Figures {
   jsonRps: number;
@@ -9,9 +10,12 @@ export interface Figures {
   jsonCpuUs: number;
   /** Share of one core the target used in that window: well below 100 % means the load generator was the limit. */
   jsonBusyPct: number;
+  /** Read and write system calls per request in that window. */
+  jsonSyscalls: number;
   streamRps: number;
   streamCpuUs: number;
   streamBusyPct: number;
+  streamSyscalls: number;
   jsonP50Ms: number;
   jsonP99Ms: number;
   jsonTtfbP50Ms: number;
@@ -24,8 +28,8 @@ export interface Figures {
   rssPerStreamKiB: number;
   /** Target CPU time per paced stream (about one upstream event per read, as from a real model server). */
   pacedCpuUs: number;
-  /** Most CPU that other processes took from the target's core during a counted max req/s window (NaN unpinned). */
-  foreignPct: number;
+  /** CPU that processes other than the benchmark's used while this target was measured, in % of one core. */
+  othersPct: number;
   /** Requests that got no 200 with a body, over every phase. */
   failed: number;
 }
@@ -34,7 +38,7 @@ interface Window {
   rps: number;
   cpuUs: number;
   busyPct: number;
-  foreignPct: number;
+  syscalls: number;
   failed: number;
 }
 
@@ -42,35 +46,26 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A pause between phases, so settlements and GC of one phase do not land in the next one's window. */
 const PAUSE_MS = 300;
 
-function endpoint(port: number, key: string, body: Buffer, extra: Record<string, string> = {}): Endpoint {
-  return {
-    port,
-    body,
-    headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${key}`, ...extra },
-  };
-}
-
-/** One max-req/s window, with the target's CPU time over exactly that window and what else ran on its core. */
-async function window(pid: number, core: number | undefined, e: Endpoint): Promise<Window> {
+/** One max-req/s window, with the target's CPU time and system calls over exactly that window. */
+async function window(pid: number, e: Endpoint): Promise<Window> {
   const cpu0 = cpuMs(pid);
-  const core0 = core === undefined ? NaN : coreBusyMs(core);
+  const sys0 = syscalls(pid);
   const r = await closedLoop(e, settings.connections, settings.maxWindowMs);
   const cpu = cpuMs(pid) - cpu0;
-  const coreBusy = core === undefined ? NaN : coreBusyMs(core) - core0;
   return {
     rps: r.completed / (r.elapsedMs / 1000),
     cpuUs: (cpu * 1000) / r.completed,
     busyPct: (100 * cpu) / r.elapsedMs,
-    foreignPct: Math.max(0, (100 * (coreBusy - cpu)) / r.elapsedMs),
+    syscalls: (syscalls(pid) - sys0) / r.completed,
     failed: r.failed,
   };
 }
 
 /** The best of `repeats` windows: the most req/s and the least CPU per request each machine-noise allowed. */
-async function saturate(pid: number, core: number | undefined, e: Endpoint): Promise<Window> {
+async function saturate(pid: number, e: Endpoint): Promise<Window> {
   const runs: Window[] = [];
   for (let i = 0; i < settings.repeats; i++) {
-    runs.push(await window(pid, core, e));
+    runs.push(await window(pid, e));
     await sleep(PAUSE_MS);
   }
   const fastest = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
@@ -78,7 +73,7 @@ async function saturate(pid: number, core: number | undefined, e: Endpoint): Pro
     rps: fastest.rps,
     cpuUs: Math.min(...runs.map((r) => r.cpuUs)),
     busyPct: fastest.busyPct,
-    foreignPct: Math.max(...runs.map((r) => r.foreignPct)),
+    syscalls: Math.min(...runs.map((r) => r.syscalls)),
     failed: runs.reduce((n, r) => n + r.failed, 0),
   };
 }
@@ -107,17 +102,15 @@ async function rssWhileOpen(pid: number): Promise<number> {
   return percentile(samples, 50);
 }
 
-export async function measure(
-  pid: number,
-  port: number,
-  key: string,
-  core: number | undefined,
-  log: (line: string) => void,
-): Promise<Figures> {
+export async function measure(pid: number, port: number, key: string, log: (line: string) => void): Promise<Figures> {
   const json = endpoint(port, key, jsonBody);
   const stream = endpoint(port, key, streamBody);
   const paced = endpoint(port, key, streamBody, { 'x-mock-chunk-delay-ms': String(settings.pacedChunkDelayMs) });
   let failed = 0;
+  // Everything this process started (the target included) is a descendant of it; the rest of the machine is noise.
+  const began = performance.now();
+  const ours0 = cpuMs(process.pid);
+  const machine0 = machineBusyMs();
 
   // RSS first, after a light warm-up: a heap already grown by full load would hide what the open streams cost.
   failed += (await closedLoop(json, 4, settings.lightWarmupMs / 2)).failed;
@@ -135,9 +128,9 @@ export async function measure(
   failed += (await closedLoop(json, settings.connections, (settings.warmupMs * 2) / 3)).failed;
   failed += (await closedLoop(stream, settings.connections, settings.warmupMs / 3)).failed;
   await sleep(PAUSE_MS);
-  const jsonMax = await saturate(pid, core, json);
+  const jsonMax = await saturate(pid, json);
   log(`JSON: ${jsonMax.rps.toFixed(0)} req/s, ${jsonMax.cpuUs.toFixed(0)} µs CPU/request, target ${jsonMax.busyPct.toFixed(0)} % busy`);
-  const streamMax = await saturate(pid, core, stream);
+  const streamMax = await saturate(pid, stream);
   log(
     `stream: ${streamMax.rps.toFixed(0)} streams/s, ${streamMax.cpuUs.toFixed(0)} µs CPU/stream, target ${streamMax.busyPct.toFixed(0)} % busy`,
   );
@@ -149,14 +142,18 @@ export async function measure(
   log(`stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms`);
   failed += jsonLat.failed + streamLat.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
+  const othersPct = (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began);
+  log(`other processes on the machine used ${othersPct.toFixed(0)} % of a core meanwhile`);
 
   return {
     jsonRps: jsonMax.rps,
     jsonCpuUs: jsonMax.cpuUs,
     jsonBusyPct: jsonMax.busyPct,
+    jsonSyscalls: jsonMax.syscalls,
     streamRps: streamMax.rps,
     streamCpuUs: streamMax.cpuUs,
     streamBusyPct: streamMax.busyPct,
+    streamSyscalls: streamMax.syscalls,
     jsonP50Ms: jsonLat.p50,
     jsonP99Ms: jsonLat.p99,
     jsonTtfbP50Ms: jsonLat.ttfbP50,
@@ -167,7 +164,7 @@ export async function measure(
     streamTtfbP99Ms: streamLat.ttfbP99,
     rssPerStreamKiB,
     pacedCpuUs,
-    foreignPct: Math.max(jsonMax.foreignPct, streamMax.foreignPct),
+    othersPct: Math.max(0, othersPct),
     failed,
   };
 }

@@ -1,4 +1,4 @@
-/** CPU time and resident memory of a process and its descendants, and a core's busy time, read from /proc (Linux). */
+/** CPU time, system calls and resident memory of a process and its descendants, and the machine's busy time, from /proc (Linux). */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -42,6 +42,20 @@ export function cpuMs(pid: number): number {
   return ticks * TICK_MS;
 }
 
+/** Read and write system calls (read, write, writev…) the whole tree has made: exact, whatever the machine's noise. */
+export function syscalls(pid: number): number {
+  let n = 0;
+  for (const p of tree(pid)) {
+    try {
+      const io = readFileSync(`/proc/${p}/io`, 'utf8');
+      n += Number(/^syscr: (\d+)/m.exec(io)?.[1] ?? 0) + Number(/^syscw: (\d+)/m.exec(io)?.[1] ?? 0);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return n;
+}
+
 /** VmRSS of the whole tree, in KiB. */
 export function rssKiB(pid: number): number {
   let kib = 0;
@@ -57,14 +71,11 @@ export function rssKiB(pid: number): number {
 }
 
 /**
- * Time one CPU core spent on processes (user, nice, system) or lost to the hypervisor (steal) since boot, in ms.
+ * Time all cores together spent on processes (user, nice, system) or lost to the hypervisor (steal) since boot, in ms.
  * Interrupt time is left out: that is mostly the loopback traffic of the benchmark itself.
  */
-export function coreBusyMs(core: number): number {
-  const line = readFileSync('/proc/stat', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`cpu${core} `));
-  if (!line) return NaN;
+export function machineBusyMs(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
   const [user, nice, system, , , , , steal] = line.split(/\s+/).slice(1).map(Number);
   return (user + nice + system + steal) * TICK_MS;
 }

@@ -8,7 +8,7 @@ export const canPin = spawnSync('taskset', ['-p', String(process.pid)]).status =
 const running = new Set<ChildProcess>();
 
 /** Kills every process group still running; synchronous, so it also works from an 'exit' handler. */
-export function killAll(): void {
+function killAll(): void {
   for (const child of running) killGroup(child, 'SIGKILL');
   running.clear();
 }
@@ -19,6 +19,17 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     process.kill(-child.pid, signal);
   } catch {
     // Already gone.
+  }
+}
+
+/** Kills every process group this process started when it exits, fails or is interrupted. */
+export function killAllOnExit(log: (line: string) => void): void {
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping every process`);
+      process.exit(130);
+    });
   }
 }
 

@@ -37,6 +37,8 @@ const METRICS: Metric[] = [
   { key: 'jsonCpuUs', label: 'JSON CPU per request', unit: 'µs', digits: 0, goal: { kind: 'max-ratio', value: 1.15 } },
   { key: 'streamRps', label: 'stream max streams/s', unit: '/s', digits: 0, goal: { kind: 'min-ratio', value: 0.85 } },
   { key: 'streamCpuUs', label: 'stream CPU per stream', unit: 'µs', digits: 0, goal: { kind: 'max-ratio', value: 1.25 } },
+  { key: 'jsonSyscalls', label: 'JSON syscalls per request', unit: '', digits: 1 },
+  { key: 'streamSyscalls', label: 'stream syscalls per stream', unit: '', digits: 1 },
   { key: 'jsonP50Ms', label: 'JSON latency p50', unit: 'ms', digits: 2 },
   { key: 'jsonP99Ms', label: 'JSON latency p99', unit: 'ms', digits: 2 },
   { key: 'jsonTtfbP50Ms', label: 'JSON TTFB p50', unit: 'ms', digits: 2, goal: { kind: 'max-added', value: 1 } },
@@ -49,7 +51,7 @@ const METRICS: Metric[] = [
   { key: 'pacedCpuUs', label: 'CPU per paced stream', unit: 'µs', digits: 0 },
   { key: 'jsonBusyPct', label: 'target busy, JSON max', unit: '%', digits: 0 },
   { key: 'streamBusyPct', label: 'target busy, stream max', unit: '%', digits: 0 },
-  { key: 'foreignPct', label: "others on target's core", unit: '%', digits: 0 },
+  { key: 'othersPct', label: 'other processes, % of a core', unit: '%', digits: 0 },
   { key: 'failed', label: 'failed requests', unit: '', digits: 0 },
 ];
 

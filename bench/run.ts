@@ -1,22 +1,18 @@
 /** `npm run bench`: measures every target in turn as its own pinned process under the same load, then prints and saves the table. */
-import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { machine, versions } from './machine';
 import { measure } from './measure';
 import { nginxTarget, nginxVersion } from './nginx';
-import { canPin, killAll, pinSelf, startProcess, type StartOptions, type Started } from './processes';
+import { canPin, killAllOnExit, pinSelf, startProcess, type StartOptions, type Started } from './processes';
 import { table, verdicts, writeReport, type TargetResult } from './report';
-import { settings } from './workload';
+import { compileServers, redisProcess, serverProcess } from './servers';
+import { NO_KEY, settings } from './workload';
 
-const ROOT = join(__dirname, '..');
-const BUILD = join(ROOT, 'node_modules/.cache/tokenmeter-bench/bench');
 const RESULTS = join(__dirname, 'results');
 const TARGET_CORE = 0;
 const LOAD_CORE = 1;
-/** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
-const NO_KEY = `sk-${'x'.repeat(43)}`;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -25,10 +21,6 @@ interface Target {
   label: string;
   /** How to start it, or why it cannot run here. */
   start: () => Promise<{ options: StartOptions; cleanup?: () => void } | string>;
-}
-
-function nodeProcess(name: string, file: string, env: Record<string, string>): StartOptions {
-  return { name, command: process.execPath, args: [join(BUILD, file)], env: { ...process.env, PORT: '0', ...env } };
 }
 
 async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
@@ -43,7 +35,7 @@ async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
     const port = Number(started.ready.port ?? plan.options.port);
     const key = typeof started.ready.key === 'string' ? started.ready.key : NO_KEY;
     log(`${target.label}: pid ${started.pid}, port ${port}`);
-    const figures = await measure(started.pid, port, key, pin ? TARGET_CORE : undefined, (line) => log(`${target.label}: ${line}`));
+    const figures = await measure(started.pid, port, key, (line) => log(`${target.label}: ${line}`));
     return { name: target.name, label: target.label, figures };
   } finally {
     await started?.stop();
@@ -65,42 +57,35 @@ async function main(): Promise<void> {
   }
 
   log('compiling the server processes (tsc)');
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.servers.json')], {
-    stdio: 'inherit',
-  });
+  compileServers();
 
   // Shared by every proxy target; they inherit this process's core.
-  const upstream = await startProcess(nodeProcess('mock upstream', 'mock-upstream.js', {}));
+  const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const upstreamPort = Number(upstream.ready.port);
   const redisPort = await freePort();
-  const redis = await startProcess({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    port: redisPort,
-  });
+  const redis = await startProcess(redisProcess(redisPort));
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   const nginx = nginxVersion();
 
   const targets: Target[] = [
-    { name: 'upstream', label: 'upstream (direct)', start: async () => ({ options: nodeProcess('upstream', 'mock-upstream.js', {}) }) },
+    { name: 'upstream', label: 'upstream (direct)', start: async () => ({ options: serverProcess('upstream', 'mock-upstream', {}) }) },
     {
       name: 'passthrough',
       label: 'passthrough',
-      start: async () => ({ options: nodeProcess('passthrough', 'passthrough-server.js', { UPSTREAM_ORIGIN: upstreamUrl }) }),
+      start: async () => ({ options: serverProcess('passthrough', 'passthrough-server', { UPSTREAM_ORIGIN: upstreamUrl }) }),
     },
     {
       name: 'tokenmeter-memory',
       label: 'tokenmeter (memory)',
       start: async () => ({
-        options: nodeProcess('tokenmeter (memory)', 'tokenmeter-server.js', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: '' }),
+        options: serverProcess('tokenmeter (memory)', 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: '' }),
       }),
     },
     {
       name: 'tokenmeter-redis',
       label: 'tokenmeter (Redis)',
       start: async () => ({
-        options: nodeProcess('tokenmeter (Redis)', 'tokenmeter-server.js', {
+        options: serverProcess('tokenmeter (Redis)', 'tokenmeter-server', {
           UPSTREAM_URL: `${upstreamUrl}/v1`,
           REDIS_URL: `redis://127.0.0.1:${redisPort}`,
         }),
@@ -133,19 +118,11 @@ async function main(): Promise<void> {
   };
   writeReport(RESULTS, report);
   process.stdout.write(`\n${table(report.targets, report.verdicts)}\n\n`);
-  log(`done in ${report.durationSeconds} s; wrote ${join('bench/results', 'latest.md')} and latest.json`);
+  log(`done in ${report.durationSeconds} s; wrote bench/results/latest.md and latest.json`);
 }
 
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping every process`);
-    killAll();
-    process.exit(130);
-  });
-}
+killAllOnExit(log);
 main().catch((err: Error) => {
   log(`failed: ${err.message}`);
-  killAll();
   process.exit(1);
 });

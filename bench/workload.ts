@@ -1,4 +1,5 @@
 /** What the benchmark sends: the model, the two request bodies (JSON and stream), and every knob of the run. */
+import type { Endpoint } from './load';
 
 /** The model clients name; tokenmeter maps it to a different upstream name, as config/models.yaml does. */
 export const BENCH_MODEL = 'bench/chat';
@@ -41,3 +42,15 @@ export const jsonBody = Buffer.from(JSON.stringify({ model: BENCH_MODEL, message
 export const streamBody = Buffer.from(
   JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true, stream_options: { include_usage: true } }),
 );
+
+/** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
+export const NO_KEY = `sk-${'x'.repeat(43)}`;
+
+/** A chat completion request to a target on loopback. */
+export function endpoint(port: number, key: string, body: Buffer, extraHeaders: Record<string, string> = {}): Endpoint {
+  return {
+    port,
+    body,
+    headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${key}`, ...extraHeaders },
+  };
+}
