@@ -13,3 +13,5 @@ const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(JSON.stringify({ ready: true, port: typeof address === 'object' && address ? address.port : 0 }));
 });
 server.keepAliveTimeout = 65_000;
+// Exit normally on SIGTERM, so a --cpu-prof profile gets written.
+process.once('SIGTERM', () => process.exit(0));
