@@ -24,7 +24,7 @@ export interface Figures {
   streamP99Ms: number;
   streamTtfbP50Ms: number;
   streamTtfbP99Ms: number;
-  /** VmRSS growth while the paced streams were open, per open stream. */
+  /** VmRSS growth while the paced streams were open, per open stream (both read after a full GC, for node targets). */
   rssPerStreamKiB: number;
   /** Target CPU time per paced stream (about one upstream event per read, as from a real model server). */
   pacedCpuUs: number;
@@ -91,18 +91,34 @@ function latencies(samples: Sample[]): { p50: number; p99: number; ttfbP50: numb
   };
 }
 
-/** RSS of the target while the streams are open: the median of a few samples once they have all begun. */
-async function rssWhileOpen(pid: number): Promise<number> {
-  await sleep(500);
-  const samples: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    samples.push(rssKiB(pid));
-    await sleep(200);
+/** The target's RSS, after a full GC when it can be asked for one: V8's heap slack would otherwise swamp the signal. */
+async function collectedRss(pid: number, collectGarbage: (() => void) | undefined): Promise<number> {
+  if (collectGarbage) {
+    collectGarbage();
+    await sleep(300);
   }
+  return rssKiB(pid);
+}
+
+/** RSS of the target while the streams are open: the median of a few samples once they have all begun. */
+async function rssWhileOpen(pid: number, collectGarbage: (() => void) | undefined): Promise<number> {
+  await sleep(300);
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) samples.push(await collectedRss(pid, collectGarbage));
   return percentile(samples, 50);
 }
 
-export async function measure(pid: number, port: number, key: string, log: (line: string) => void): Promise<Figures> {
+export interface TargetUnderTest {
+  pid: number;
+  port: number;
+  /** The API key to send (any well-formed one for targets that do not check). */
+  key: string;
+  /** Asks the target for a full GC, when it can do one (the bench's node servers can). */
+  collectGarbage?: () => void;
+}
+
+export async function measure(target: TargetUnderTest, log: (line: string) => void): Promise<Figures> {
+  const { pid, port, key, collectGarbage } = target;
   const json = endpoint(port, key, jsonBody);
   const stream = endpoint(port, key, streamBody);
   const paced = endpoint(port, key, streamBody, { 'x-mock-chunk-delay-ms': String(settings.pacedChunkDelayMs) });
@@ -116,9 +132,9 @@ export async function measure(pid: number, port: number, key: string, log: (line
   failed += (await closedLoop(json, 4, settings.lightWarmupMs / 2)).failed;
   failed += (await closedLoop(stream, 4, settings.lightWarmupMs / 2)).failed;
   await sleep(PAUSE_MS);
-  const rssBefore = rssKiB(pid);
+  const rssBefore = await collectedRss(pid, collectGarbage);
   const cpuBefore = cpuMs(pid);
-  const held = await holdStreams(paced, settings.openStreams, () => rssWhileOpen(pid));
+  const held = await holdStreams(paced, settings.openStreams, () => rssWhileOpen(pid, collectGarbage));
   const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / held.completed;
   const rssPerStreamKiB = (held.during - rssBefore) / held.open;
   failed += held.failed;

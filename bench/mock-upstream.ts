@@ -1,5 +1,6 @@
 /** A fast OpenAI-compatible upstream for the benchmark, run as its own process: chat completions as JSON or as SSE. */
 import { createServer, type ServerResponse } from 'node:http';
+import './gc-on-signal';
 
 /** Content chunks per stream (and words per JSON answer) when the request names no `max_tokens`. */
 const DEFAULT_CHUNKS = 50;

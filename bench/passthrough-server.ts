@@ -2,6 +2,7 @@
 import express from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { Agent } from 'node:http';
+import './gc-on-signal';
 
 const target = process.env.UPSTREAM_ORIGIN;
 if (!target) throw new Error('UPSTREAM_ORIGIN is required');

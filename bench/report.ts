@@ -130,14 +130,12 @@ export function markdown(r: Report): string {
     .join(', ');
   return `# tokenmeter benchmark
 
-${r.generatedAt}, ${r.durationSeconds} s. Ratios are to the bare passthrough (Express 5 + http-proxy-middleware 3) measured in
-the same run; PASS/MISS judges tokenmeter on Redis, all metering on.
+${r.generatedAt}, ${r.durationSeconds} s. Ratios are to the bare passthrough (Express 5 + http-proxy-middleware 3) measured in the
+same run; PASS/MISS judges tokenmeter on Redis, all metering on. See bench/README.md for what each figure means.
 
 - machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGiB} GiB, ${r.machine.os}, kernel ${r.machine.kernel}
 - versions: ${versions}
-- load: max req/s with ${s.connections} connections, best of ${s.repeats} windows of ${s.maxWindowMs / 1000} s, after ${s.warmupMs / 1000} s
-  of warm-up; latency and TTFB at ${s.jsonRate} req/s (JSON) and ${s.streamRate} streams/s, ${s.rateWindowMs / 1000} s each; RSS per
-  stream with ${s.openStreams} streams open at once, the upstream sending an event every ${s.pacedChunkDelayMs} ms
+- load: max req/s with ${s.connections} connections, best of ${s.repeats} windows of ${s.maxWindowMs / 1000} s after ${s.warmupMs / 1000} s of warm-up; latency and TTFB at ${s.jsonRate} JSON req/s and ${s.streamRate} streams/s, ${s.rateWindowMs / 1000} s each; RSS per stream with ${s.openStreams} streams open at once, the upstream sending an event every ${s.pacedChunkDelayMs} ms
 
 ${table(r.targets, r.verdicts)}
 

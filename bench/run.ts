@@ -13,6 +13,8 @@ import { NO_KEY, settings } from './workload';
 const RESULTS = join(__dirname, 'results');
 const TARGET_CORE = 0;
 const LOAD_CORE = 1;
+/** Other processes' CPU (% of a core) above which a target's req/s and latency figures are flagged as noisy. */
+const NOISY_PCT = 20;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -21,6 +23,8 @@ interface Target {
   label: string;
   /** How to start it, or why it cannot run here. */
   start: () => Promise<{ options: StartOptions; cleanup?: () => void } | string>;
+  /** A node server of ours, which collects its garbage on SIGUSR2 (see gc-on-signal.ts). */
+  node: boolean;
 }
 
 async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
@@ -35,7 +39,9 @@ async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
     const port = Number(started.ready.port ?? plan.options.port);
     const key = typeof started.ready.key === 'string' ? started.ready.key : NO_KEY;
     log(`${target.label}: pid ${started.pid}, port ${port}`);
-    const figures = await measure(started.pid, port, key, (line) => log(`${target.label}: ${line}`));
+    const pid = started.pid;
+    const collectGarbage = target.node ? () => process.kill(pid, 'SIGUSR2') : undefined;
+    const figures = await measure({ pid, port, key, collectGarbage }, (line) => log(`${target.label}: ${line}`));
     return { name: target.name, label: target.label, figures };
   } finally {
     await started?.stop();
@@ -68,15 +74,22 @@ async function main(): Promise<void> {
   const nginx = nginxVersion();
 
   const targets: Target[] = [
-    { name: 'upstream', label: 'upstream (direct)', start: async () => ({ options: serverProcess('upstream', 'mock-upstream', {}) }) },
+    {
+      name: 'upstream',
+      label: 'upstream (direct)',
+      node: true,
+      start: async () => ({ options: serverProcess('upstream', 'mock-upstream', {}) }),
+    },
     {
       name: 'passthrough',
       label: 'passthrough',
+      node: true,
       start: async () => ({ options: serverProcess('passthrough', 'passthrough-server', { UPSTREAM_ORIGIN: upstreamUrl }) }),
     },
     {
       name: 'tokenmeter-memory',
       label: 'tokenmeter (memory)',
+      node: true,
       start: async () => ({
         options: serverProcess('tokenmeter (memory)', 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: '' }),
       }),
@@ -84,6 +97,7 @@ async function main(): Promise<void> {
     {
       name: 'tokenmeter-redis',
       label: 'tokenmeter (Redis)',
+      node: true,
       start: async () => ({
         options: serverProcess('tokenmeter (Redis)', 'tokenmeter-server', {
           UPSTREAM_URL: `${upstreamUrl}/v1`,
@@ -94,6 +108,7 @@ async function main(): Promise<void> {
     {
       name: 'nginx',
       label: 'nginx',
+      node: false,
       start: async () => (nginx ? nginxTarget(await freePort(), upstreamPort) : 'nginx is not installed'),
     },
   ];
@@ -106,6 +121,13 @@ async function main(): Promise<void> {
   for (const r of results) if (r.skipped) notes.push(`${r.label} skipped: ${r.skipped}`);
   const failed = results.reduce((n, r) => n + (r.figures?.failed ?? 0), 0);
   if (failed > 0) notes.push(`${failed} requests failed during the run: the figures of targets with failures are suspect`);
+  const noisy = results.filter((r) => (r.figures?.othersPct ?? 0) > NOISY_PCT).map((r) => r.label);
+  if (noisy.length > 0) {
+    notes.push(
+      `other processes used more than ${NOISY_PCT} % of a core while ${noisy.join(', ')} ran: req/s and latency are noisy; ` +
+        'CPU and syscalls per request hold up best',
+    );
+  }
   const report = {
     generatedAt: new Date().toISOString(),
     durationSeconds: Math.round((Date.now() - began) / 1000),

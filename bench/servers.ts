@@ -12,12 +12,15 @@ export function compileServers(): void {
   });
 }
 
-/** How to start one compiled server (`mock-upstream`, `passthrough-server`, `tokenmeter-server`) on a free port. */
+/**
+ * How to start one compiled server (`mock-upstream`, `passthrough-server`, `tokenmeter-server`) on a free port; with
+ * --expose-gc, so that SIGUSR2 can collect its garbage before RSS is read (see gc-on-signal.ts).
+ */
 export function serverProcess(name: string, server: string, env: Record<string, string>, nodeArgs: string[] = []): StartOptions {
   return {
     name,
     command: process.execPath,
-    args: [...nodeArgs, join(BUILD, `${server}.js`)],
+    args: ['--expose-gc', ...nodeArgs, join(BUILD, `${server}.js`)],
     env: { ...process.env, PORT: '0', ...env },
   };
 }

@@ -12,6 +12,7 @@ import { buildCatalog } from '../src/models';
 import { createStore } from '../src/store/create-store';
 import type { Store } from '../src/store/types';
 import { Upstreams } from '../src/upstream-proxy';
+import './gc-on-signal';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 
 /** The bench key's package: more tokens than any run can spend. */
