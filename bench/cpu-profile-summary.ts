@@ -46,7 +46,10 @@ function rows(counts: Map<string, number>, total: number, limit: number): string
     .join('\n');
 }
 
-/** The summary of the samples taken `fromMs` or later after the profile began (to leave out start-up and warm-up). */
+/**
+ * The summary of the samples taken `fromMs` or later after the profile began (to leave out start-up and warm-up). Each
+ * sample counts for the time until the next one, as DevTools counts it: a sample before a GC pause stands for the pause.
+ */
 export function summarize(profile: CpuProfile, fromMs = 0, limit = 25): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -55,17 +58,17 @@ export function summarize(profile: CpuProfile, fromMs = 0, limit = 25): string {
   const self = new Map<string, number>();
   const byOwner = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
   let total = 0;
   let t = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i] / 1000;
     const node = byId.get(profile.samples[i]);
+    const us = profile.timeDeltas[i + 1] ?? 0;
     if (!node || t < fromMs || node.callFrame.functionName === '(idle)') continue;
-    total++;
-    const name = frameName(node);
-    self.set(name, (self.get(name) ?? 0) + 1);
-    const who = owner(node.callFrame.url, node.callFrame.functionName);
-    byOwner.set(who, (byOwner.get(who) ?? 0) + 1);
+    total += us;
+    add(self, frameName(node), us);
+    add(byOwner, owner(node.callFrame.url, node.callFrame.functionName), us);
     // Each tokenmeter function on the stack once, however deep it recurses.
     const seen = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
@@ -74,10 +77,10 @@ export function summarize(profile: CpuProfile, fromMs = 0, limit = 25): string {
       const fname = frameName(frame);
       if (seen.has(fname)) continue;
       seen.add(fname);
-      inclusive.set(fname, (inclusive.get(fname) ?? 0) + 1);
+      add(inclusive, fname, us);
     }
   }
-  return `${total} busy samples (idle left out).
+  return `${(total / 1000).toFixed(0)} ms of CPU sampled (idle left out).
 
 CPU by where the code lives:
 
