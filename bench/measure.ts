@@ -158,7 +158,8 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
   log(`stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms`);
   failed += jsonLat.failed + streamLat.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
-  const othersPct = (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began);
+  // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
+  const othersPct = Math.max(0, (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began));
   log(`other processes on the machine used ${othersPct.toFixed(0)} % of a core meanwhile`);
 
   return {
@@ -180,7 +181,7 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     streamTtfbP99Ms: streamLat.ttfbP99,
     rssPerStreamKiB,
     pacedCpuUs,
-    othersPct: Math.max(0, othersPct),
+    othersPct,
     failed,
   };
 }
