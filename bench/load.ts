@@ -138,7 +138,9 @@ export async function holdStreams<T>(endpoint: Endpoint, count: number, whileOpe
     }
     await sleep(10);
   }
-  await Promise.race([begun, sleep(OPEN_TIMEOUT_MS)]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([begun, new Promise((resolve) => (timer = setTimeout(resolve, OPEN_TIMEOUT_MS)))]);
+  clearTimeout(timer);
   const openNow = open;
   const during = await whileOpen();
   const samples = await Promise.all(streams);
