@@ -1,0 +1,187 @@
+/** Measures one running target: paced open streams (RSS, CPU), max req/s at fixed concurrency, fixed-rate latency and TTFB. */
+import { performance } from 'node:perf_hooks';
+import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Sample } from './load';
+import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
+import { endpoint, jsonBody, settings, streamBody } from './workload';
+
+export interface Figures {
+  jsonRps: number;
+  /** Target CPU time per request over a max-req/s window. */
+  jsonCpuUs: number;
+  /** Share of one core the target used in that window: well below 100 % means the load generator was the limit. */
+  jsonBusyPct: number;
+  /** Read and write system calls per request in that window. */
+  jsonSyscalls: number;
+  streamRps: number;
+  streamCpuUs: number;
+  streamBusyPct: number;
+  streamSyscalls: number;
+  jsonP50Ms: number;
+  jsonP99Ms: number;
+  jsonTtfbP50Ms: number;
+  jsonTtfbP99Ms: number;
+  streamP50Ms: number;
+  streamP99Ms: number;
+  streamTtfbP50Ms: number;
+  streamTtfbP99Ms: number;
+  /** VmRSS growth while the paced streams were open, per open stream (both read after a full GC, for node targets). */
+  rssPerStreamKiB: number;
+  /** Target CPU time per paced stream (about one upstream event per read, as from a real model server). */
+  pacedCpuUs: number;
+  /** CPU that processes other than the benchmark's used while this target was measured, in % of one core. */
+  othersPct: number;
+  /** Requests that got no 200 with a body, over every phase. */
+  failed: number;
+}
+
+interface Window {
+  rps: number;
+  cpuUs: number;
+  busyPct: number;
+  syscalls: number;
+  failed: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A pause between phases, so settlements and GC of one phase do not land in the next one's window. */
+const PAUSE_MS = 300;
+
+/** One max-req/s window, with the target's CPU time and system calls over exactly that window. */
+async function window(pid: number, e: Endpoint): Promise<Window> {
+  const cpu0 = cpuMs(pid);
+  const sys0 = syscalls(pid);
+  const r = await closedLoop(e, settings.connections, settings.maxWindowMs);
+  const cpu = cpuMs(pid) - cpu0;
+  return {
+    rps: r.completed / (r.elapsedMs / 1000),
+    cpuUs: (cpu * 1000) / r.completed,
+    busyPct: (100 * cpu) / r.elapsedMs,
+    syscalls: (syscalls(pid) - sys0) / r.completed,
+    failed: r.failed,
+  };
+}
+
+/** The best of `repeats` windows: the most req/s and the least CPU per request each machine-noise allowed. */
+async function saturate(pid: number, e: Endpoint): Promise<Window> {
+  const runs: Window[] = [];
+  for (let i = 0; i < settings.repeats; i++) {
+    runs.push(await window(pid, e));
+    await sleep(PAUSE_MS);
+  }
+  const fastest = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+  return {
+    rps: fastest.rps,
+    cpuUs: Math.min(...runs.map((r) => r.cpuUs)),
+    busyPct: fastest.busyPct,
+    syscalls: Math.min(...runs.map((r) => r.syscalls)),
+    failed: runs.reduce((n, r) => n + r.failed, 0),
+  };
+}
+
+function latencies(samples: Sample[]): { p50: number; p99: number; ttfbP50: number; ttfbP99: number; failed: number } {
+  const ok = samples.filter((s) => s.ok);
+  const total = ok.map((s) => s.totalMs);
+  const ttfb = ok.map((s) => s.ttfbMs);
+  return {
+    p50: percentile(total, 50),
+    p99: percentile(total, 99),
+    ttfbP50: percentile(ttfb, 50),
+    ttfbP99: percentile(ttfb, 99),
+    failed: samples.length - ok.length,
+  };
+}
+
+/** The target's RSS, after a full GC when it can be asked for one: V8's heap slack would otherwise swamp the signal. */
+async function collectedRss(pid: number, collectGarbage: (() => void) | undefined): Promise<number> {
+  if (collectGarbage) {
+    collectGarbage();
+    await sleep(300);
+  }
+  return rssKiB(pid);
+}
+
+/** RSS of the target while the streams are open: the median of a few samples once they have all begun. */
+async function rssWhileOpen(pid: number, collectGarbage: (() => void) | undefined): Promise<number> {
+  await sleep(300);
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) samples.push(await collectedRss(pid, collectGarbage));
+  return percentile(samples, 50);
+}
+
+export interface TargetUnderTest {
+  pid: number;
+  port: number;
+  /** The API key to send (any well-formed one for targets that do not check). */
+  key: string;
+  /** Asks the target for a full GC, when it can do one (the bench's node servers can). */
+  collectGarbage?: () => void;
+}
+
+export async function measure(target: TargetUnderTest, log: (line: string) => void): Promise<Figures> {
+  const { pid, port, key, collectGarbage } = target;
+  const json = endpoint(port, key, jsonBody);
+  const stream = endpoint(port, key, streamBody);
+  const paced = endpoint(port, key, streamBody, { 'x-mock-chunk-delay-ms': String(settings.pacedChunkDelayMs) });
+  let failed = 0;
+  // Everything this process started (the target included) is a descendant of it; the rest of the machine is noise.
+  const began = performance.now();
+  const ours0 = cpuMs(process.pid);
+  const machine0 = machineBusyMs();
+
+  // RSS first, after a light warm-up: a heap already grown by full load would hide what the open streams cost.
+  failed += (await closedLoop(json, 4, settings.lightWarmupMs / 2)).failed;
+  failed += (await closedLoop(stream, 4, settings.lightWarmupMs / 2)).failed;
+  await sleep(PAUSE_MS);
+  const rssBefore = await collectedRss(pid, collectGarbage);
+  const cpuBefore = cpuMs(pid);
+  const held = await holdStreams(paced, settings.openStreams, () => rssWhileOpen(pid, collectGarbage));
+  const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / held.completed;
+  const rssPerStreamKiB = (held.during - rssBefore) / held.open;
+  failed += held.failed;
+  log(`${held.open} paced streams open: ${rssPerStreamKiB.toFixed(1)} KiB each; ${pacedCpuUs.toFixed(0)} µs CPU each`);
+  await sleep(PAUSE_MS);
+
+  failed += (await closedLoop(json, settings.connections, (settings.warmupMs * 2) / 3)).failed;
+  failed += (await closedLoop(stream, settings.connections, settings.warmupMs / 3)).failed;
+  await sleep(PAUSE_MS);
+  const jsonMax = await saturate(pid, json);
+  log(`JSON: ${jsonMax.rps.toFixed(0)} req/s, ${jsonMax.cpuUs.toFixed(0)} µs CPU/request, target ${jsonMax.busyPct.toFixed(0)} % busy`);
+  const streamMax = await saturate(pid, stream);
+  log(
+    `stream: ${streamMax.rps.toFixed(0)} streams/s, ${streamMax.cpuUs.toFixed(0)} µs CPU/stream, target ${streamMax.busyPct.toFixed(0)} % busy`,
+  );
+  failed += jsonMax.failed + streamMax.failed;
+
+  const jsonLat = latencies(await openLoop(json, settings.jsonRate, settings.rateWindowMs));
+  log(`JSON at ${settings.jsonRate}/s: TTFB p50 ${jsonLat.ttfbP50.toFixed(2)} ms, p99 ${jsonLat.ttfbP99.toFixed(2)} ms`);
+  const streamLat = latencies(await openLoop(stream, settings.streamRate, settings.rateWindowMs));
+  log(`stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms`);
+  failed += jsonLat.failed + streamLat.failed;
+  if (failed > 0) log(`WARNING: ${failed} requests failed`);
+  // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
+  const othersPct = Math.max(0, (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began));
+  log(`other processes on the machine used ${othersPct.toFixed(0)} % of a core meanwhile`);
+
+  return {
+    jsonRps: jsonMax.rps,
+    jsonCpuUs: jsonMax.cpuUs,
+    jsonBusyPct: jsonMax.busyPct,
+    jsonSyscalls: jsonMax.syscalls,
+    streamRps: streamMax.rps,
+    streamCpuUs: streamMax.cpuUs,
+    streamBusyPct: streamMax.busyPct,
+    streamSyscalls: streamMax.syscalls,
+    jsonP50Ms: jsonLat.p50,
+    jsonP99Ms: jsonLat.p99,
+    jsonTtfbP50Ms: jsonLat.ttfbP50,
+    jsonTtfbP99Ms: jsonLat.ttfbP99,
+    streamP50Ms: streamLat.p50,
+    streamP99Ms: streamLat.p99,
+    streamTtfbP50Ms: streamLat.ttfbP50,
+    streamTtfbP99Ms: streamLat.ttfbP99,
+    rssPerStreamKiB,
+    pacedCpuUs,
+    othersPct,
+    failed,
+  };
+}

@@ -1,0 +1,95 @@
+/** A fast OpenAI-compatible upstream for the benchmark, run as its own process: chat completions as JSON or as SSE. */
+import { createServer, type ServerResponse } from 'node:http';
+import './gc-on-signal';
+
+/** Content chunks per stream (and words per JSON answer) when the request names no `max_tokens`. */
+const DEFAULT_CHUNKS = 50;
+/** Prompt tokens the mock reports; the proxy charges what the upstream reports. */
+const PROMPT_TOKENS = 120;
+
+interface MockRequest {
+  model?: unknown;
+  max_tokens?: unknown;
+  stream?: unknown;
+  stream_options?: { include_usage?: unknown } | null;
+}
+
+const chunk = (model: string, choices: unknown[], usage?: unknown) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model, choices, ...(usage ? { usage } : {}) })}\n\n`;
+
+/** Every SSE event of one stream, built once per (model, length, usage) and reused: the mock must cost next to nothing. */
+const streams = new Map<string, string[]>();
+function streamEvents(model: string, n: number, includeUsage: boolean): string[] {
+  const key = `${model}\n${n}\n${includeUsage}`;
+  let events = streams.get(key);
+  if (!events) {
+    events = [chunk(model, [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }])];
+    for (let i = 0; i < n; i++) events.push(chunk(model, [{ index: 0, delta: { content: ` word${i}` }, finish_reason: null }]));
+    events.push(chunk(model, [{ index: 0, delta: {}, finish_reason: 'stop' }]));
+    const usage = { prompt_tokens: PROMPT_TOKENS, completion_tokens: n, total_tokens: PROMPT_TOKENS + n };
+    if (includeUsage) events.push(chunk(model, [], usage));
+    events.push('data: [DONE]\n\n');
+    streams.set(key, events);
+  }
+  return events;
+}
+
+function completion(model: string, n: number): string {
+  const content = Array.from({ length: n }, (_, i) => ` word${i}`).join('');
+  return JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: 1700000000,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: n, total_tokens: PROMPT_TOKENS + n },
+  });
+}
+
+/** Without a delay every event is written in one corked batch; with one, an event per `delayMs` (a paced model). */
+function sendStream(res: ServerResponse, events: string[], delayMs: number): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (delayMs <= 0) {
+    res.cork();
+    for (const e of events) res.write(e);
+    res.uncork();
+    res.end();
+    return;
+  }
+  let i = 0;
+  const timer = setInterval(() => {
+    res.write(events[i++]);
+    if (i === events.length) {
+      clearInterval(timer);
+      res.end();
+    }
+  }, delayMs);
+  res.once('close', () => clearInterval(timer));
+}
+
+const server = createServer((req, res) => {
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => {
+    let body: MockRequest;
+    try {
+      body = JSON.parse(Buffer.concat(parts).toString('utf8')) as MockRequest;
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
+      return;
+    }
+    const model = typeof body.model === 'string' ? body.model : 'unknown';
+    const n = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? Math.min(body.max_tokens, 10_000) : DEFAULT_CHUNKS;
+    if (body.stream === true) {
+      const delayMs = Number(req.headers['x-mock-chunk-delay-ms'] ?? 0);
+      return sendStream(res, streamEvents(model, n, body.stream_options?.include_usage === true), delayMs);
+    }
+    const text = completion(model, n);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  });
+});
+server.keepAliveTimeout = 65_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const address = server.address();
+  console.log(JSON.stringify({ ready: true, port: typeof address === 'object' && address ? address.port : 0 }));
+});

@@ -1,0 +1,36 @@
+/** The benchmark's node server processes: compiled once with tsc, then started as plain `node` on the output. */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { StartOptions } from './processes';
+
+const ROOT = join(__dirname, '..');
+const BUILD = join(ROOT, 'node_modules/.cache/tokenmeter-bench/bench');
+
+export function compileServers(): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.servers.json')], {
+    stdio: 'inherit',
+  });
+}
+
+/**
+ * How to start one compiled server (`mock-upstream`, `passthrough-server`, `tokenmeter-server`) on a free port; with
+ * --expose-gc, so that SIGUSR2 can collect its garbage before RSS is read (see gc-on-signal.ts).
+ */
+export function serverProcess(name: string, server: string, env: Record<string, string>, nodeArgs: string[] = []): StartOptions {
+  return {
+    name,
+    command: process.execPath,
+    args: ['--expose-gc', ...nodeArgs, join(BUILD, `${server}.js`)],
+    env: { ...process.env, PORT: '0', ...env },
+  };
+}
+
+/** A throwaway redis-server on loopback, without persistence. */
+export function redisProcess(port: number): StartOptions {
+  return {
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    port,
+  };
+}

@@ -1,0 +1,56 @@
+/** What the benchmark sends: the model, the two request bodies (JSON and stream), and every knob of the run. */
+import type { Endpoint } from './load';
+
+/** The model clients name; tokenmeter maps it to a different upstream name, as config/models.yaml does. */
+export const BENCH_MODEL = 'bench/chat';
+export const BENCH_UPSTREAM_MODEL = 'Bench/Chat-Instruct';
+/** Content chunks per stream, and words per JSON answer (sent as `max_tokens`, which the mock honours). */
+export const CHUNKS = 50;
+
+export const settings = {
+  /** Connections of the closed-loop (max req/s) runs. */
+  connections: 64,
+  /** A few connections before the RSS measurement (code paths compiled, heap not yet grown by full load). */
+  lightWarmupMs: 1_500,
+  /** Full load before the max req/s windows. */
+  warmupMs: 3_000,
+  /** Each max req/s window; the best of `repeats` counts (the one least disturbed by other work on the machine). */
+  maxWindowMs: 4_000,
+  repeats: 2,
+  /** Fixed rates for latency and TTFB, well below every target's saturation, each for `rateWindowMs`. */
+  jsonRate: 300,
+  streamRate: 100,
+  rateWindowMs: 5_000,
+  /** Concurrent paced streams for RSS per open stream, and the mock's delay between their events. */
+  openStreams: 1_000,
+  pacedChunkDelayMs: 60,
+} as const;
+
+// A short system prompt and a user turn of about a hundred tokens: a small but real prompt for the estimator.
+const messages = [
+  { role: 'system', content: 'You are a concise assistant. Answer in plain English, in at most three sentences.' },
+  {
+    role: 'user',
+    content:
+      'Our team runs a small inference cluster behind a reverse proxy that meters tokens per API key. ' +
+      'Explain, for a new engineer, why the proxy reserves tokens before forwarding a request and settles the ' +
+      'reservation afterwards from the usage the model server reports, and what happens when a stream breaks halfway.',
+  },
+];
+
+export const jsonBody = Buffer.from(JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS }));
+export const streamBody = Buffer.from(
+  JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true, stream_options: { include_usage: true } }),
+);
+
+/** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
+export const NO_KEY = `sk-${'x'.repeat(43)}`;
+
+/** A chat completion request to a target on loopback. */
+export function endpoint(port: number, key: string, body: Buffer, extraHeaders: Record<string, string> = {}): Endpoint {
+  return {
+    port,
+    body,
+    headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${key}`, ...extraHeaders },
+  };
+}
