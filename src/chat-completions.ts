@@ -6,7 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { unsupported, upstreamMessages } from './capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
 import { apiError, sendError } from './errors';
-import { estimatePromptTokens } from './estimate';
+import { PromptSize } from './estimate';
 import { Exchange } from './exchange';
 import { upstreamRequestHeaders } from './http-headers';
 import type { Logger } from './logger';
@@ -65,19 +65,22 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         ),
       );
     }
-    let promptTokens: number;
+    // The prompt's size: a bound that costs next to nothing, counted with the tokenizer only where that could change
+    // an answer (near the context limit here, with a tight balance below, or at settlement without upstream usage).
+    let prompt: PromptSize;
     try {
-      promptTokens = estimatePromptTokens(request);
+      prompt = new PromptSize(request);
+      if (prompt.tokens + (requested.value ?? model.maxOutputTokens) > model.contextLength) prompt.count();
     } catch (err) {
       return refuseUnserializable(res, err);
     }
-    const room = model.contextLength - promptTokens;
+    const room = model.contextLength - prompt.tokens;
     if (room < 1 || (requested.value !== undefined && requested.value > room)) {
       return sendError(
         res,
         apiError(
           'context_length_exceeded',
-          `This model's maximum context length is ${model.contextLength} tokens; the messages take about ${promptTokens}` +
+          `This model's maximum context length is ${model.contextLength} tokens; the messages take about ${prompt.tokens}` +
             (requested.value !== undefined ? ` and '${requested.field}' asks for ${requested.value} more.` : '.'),
           room < 1 ? 'messages' : requested.field,
         ),
@@ -87,9 +90,16 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     if (!meter.accepting()) return sendError(res, STORE_DOWN);
 
     const requestId = facts.requestId;
+    const reserve = () => meter.reserve({ keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices: request.n ?? 1 });
     let reservation;
     try {
-      reservation = await meter.reserve({ keyId, requestId, model, promptTokens, allowance, choices: request.n ?? 1 });
+      reservation = await reserve();
+      // A tight balance: the bound may be costing this request tokens. Count exactly and reserve again (it replaces).
+      const short = reservation.kind === 'insufficient_quota' || (reservation.kind === 'reserved' && reservation.allowance < allowance);
+      if (short && !prompt.exact) {
+        prompt.count();
+        reservation = await reserve();
+      }
     } catch (err) {
       logger.error({ requestId, err: (err as Error).message }, 'store unreachable during reservation');
       return sendError(res, STORE_DOWN);
@@ -137,7 +147,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         model,
         stream: request.stream === true,
         hideUsageChunk,
-        promptTokens,
+        promptTokens: () => prompt.count(),
         meter,
         lease: meter.hold(keyId, requestId),
         logger,

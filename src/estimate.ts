@@ -15,26 +15,66 @@ export function countText(text: string): number {
   return text.length === 0 ? 0 : countTokens(text);
 }
 
+/** Our tokenizer's count of a request's prompt. */
 export function estimatePromptTokens(req: ChatRequest): number {
+  return promptSize(req, countText);
+}
+
+/**
+ * An upper bound of estimatePromptTokens, for next to nothing: the same walk, counting UTF-8 bytes instead of tokens
+ * (no token is shorter than a byte). Real tokenizers obey the same rule, so it also bounds the upstream's own count.
+ */
+export function promptTokenBound(req: ChatRequest): number {
+  return promptSize(req, utf8Bytes);
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text);
+}
+
+function promptSize(req: ChatRequest, count: (text: string) => number): number {
   let total = REPLY_PRIMING;
-  for (const m of req.messages) total += PER_MESSAGE + messageTokens(m);
-  if (req.tools && req.tools.length > 0) total += countText(JSON.stringify(req.tools));
+  for (const m of req.messages) total += PER_MESSAGE + messageSize(m, count);
+  if (req.tools && req.tools.length > 0) total += count(JSON.stringify(req.tools));
   return total;
 }
 
-function messageTokens(m: ChatMessage): number {
-  let n = m.name ? countText(m.name) + 1 : 0;
+function messageSize(m: ChatMessage, count: (text: string) => number): number {
+  let n = m.name ? count(m.name) + 1 : 0;
   const content = m.content;
   if (typeof content === 'string') {
-    n += countText(content);
+    n += count(content);
   } else if (Array.isArray(content)) {
     for (const part of content) {
-      if (part.type === 'text' && typeof part.text === 'string') n += countText(part.text);
+      if (part.type === 'text' && typeof part.text === 'string') n += count(part.text);
       else if (part.type === 'image_url' || part.type === 'input_image') n += PER_IMAGE;
-      else n += countText(JSON.stringify(part));
+      else n += count(JSON.stringify(part));
     }
   }
   const calls = (m as { tool_calls?: unknown }).tool_calls;
-  if (calls !== undefined) n += countText(JSON.stringify(calls));
+  if (calls !== undefined) n += count(JSON.stringify(calls));
   return n;
+}
+
+/**
+ * A prompt's size for one request: the byte bound at first, replaced by the tokenizer's count when an answer depends
+ * on it (near the context limit, a tight balance, or no usage reported by the upstream).
+ */
+export class PromptSize {
+  tokens: number;
+  exact = false;
+
+  /** Throws RangeError for a body nested too deeply to serialize. */
+  constructor(private readonly req: ChatRequest) {
+    this.tokens = promptTokenBound(req);
+  }
+
+  /** The tokenizer's count (computed once). */
+  count(): number {
+    if (!this.exact) {
+      this.tokens = estimatePromptTokens(this.req);
+      this.exact = true;
+    }
+    return this.tokens;
+  }
 }

@@ -23,8 +23,8 @@ export interface ExchangeContext {
   stream: boolean;
   /** We added `stream_options.include_usage` that the client did not ask for: hide the usage chunk. */
   hideUsageChunk: boolean;
-  /** Our tokenizer's prompt count, used when the upstream reports no usage. */
-  promptTokens: number;
+  /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
+  promptTokens: () => number;
   meter: Meter;
   lease: Lease;
   logger: Logger;
@@ -242,16 +242,16 @@ export class Exchange {
 
   private release(): void {
     if (this.finished) return;
-    this.end();
     this.ctx.meter.release(this.ctx.keyId, this.ctx.requestId);
+    this.end();
   }
 
   /** Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). */
   private settle(usage: Usage | undefined, status: number, estimate: () => number): void {
     if (this.finished) return;
-    this.end();
+    this.finished = true;
     const estimated = usage === undefined;
-    const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens;
+    const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens();
     const completionTokens = usage?.completionTokens ?? estimate();
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
     (this.res as Response).locals.usage = { promptTokens, completionTokens, chargedTokens, estimated };
@@ -266,6 +266,8 @@ export class Exchange {
       stream: this.ctx.stream,
       status,
     });
+    // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
+    this.end();
   }
 
   /** Marks the exchange finished: stops the lease renewal and the active-stream count. */

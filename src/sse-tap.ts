@@ -180,4 +180,3 @@ function usageIsObject(line: string, from: number): boolean {
   while (line.charCodeAt(i) === 32) i++;
   return line.charCodeAt(i) === 123; /* { */
 }
-

@@ -1,10 +1,10 @@
 /**
- * The zero-setup store for a single process. Each method's check-and-change runs synchronously, so it is atomic in
+ * The zero-setup store for a single process (nothing survives a restart; it keeps the last `ledgerLimit` usage
+ * records per key). Each method's check-and-change runs synchronously, so it is atomic in
  * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
  */
 import { compareCursor, newId } from './ids';
 import {
-  SETTLE_DEDUP_SECONDS,
   type KeyRecord,
   type KeyState,
   type NewKey,
@@ -35,6 +35,13 @@ interface Account {
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */
   now?: () => number;
+  /** Usage records kept per key; older ones are dropped (totals and balances stay exact). Default 10000. */
+  ledgerLimit?: number;
+  /**
+   * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
+   * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
+   */
+  settleDedupSeconds?: number;
 }
 
 export class MemoryStore implements Store {
@@ -42,11 +49,15 @@ export class MemoryStore implements Store {
   private readonly accounts = new Map<string, Account>();
   private readonly byHash = new Map<string, string>();
   private readonly now: () => number;
+  private readonly ledgerLimit: number;
+  private readonly dedupMs: number;
   private lastCursorMs = 0;
   private cursorSeq = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.ledgerLimit = options.ledgerLimit ?? 10_000;
+    this.dedupMs = (options.settleDedupSeconds ?? 600) * 1000;
   }
 
   private seconds(): number {
@@ -131,7 +142,9 @@ export class MemoryStore implements Store {
     if (record.expiresAt !== null && record.expiresAt <= this.seconds()) return { kind: 'invalid_key', reason: 'expired' };
     if (record.models !== null && !record.models.includes(r.model)) return { kind: 'model_not_allowed' };
     this.purge(acc);
-    const available = this.available(acc);
+    // A request that reserves again (with a better prompt count) replaces what it holds.
+    const available = this.available(acc) + (acc.reservations.get(r.requestId)?.amount ?? 0);
+    this.dropReservation(acc, r.requestId);
     if (available < r.fixed + r.unit) return { kind: 'insufficient_quota', available };
     const per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
     const amount = Math.ceil(r.fixed + per * r.unit);
@@ -189,7 +202,10 @@ export class MemoryStore implements Store {
     acc.totals.promptTokens += s.promptTokens;
     acc.totals.completionTokens += s.completionTokens;
     acc.totals.chargedTokens += s.chargedTokens;
-    acc.settled.set(s.requestId, nowMs + SETTLE_DEDUP_SECONDS * 1000);
+    // Trimmed in batches, so a full ledger costs one array shift per eighth of its size, not one per request.
+    if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
+      acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
+    acc.settled.set(s.requestId, nowMs + this.dedupMs);
     return 'settled';
   }
 

@@ -53,6 +53,7 @@ end
 /**
  * RESERVE: checks the key is live and allowed the model, then reserves fixed + per × unit tokens, where per is the
  * largest completion allowance (≤ ARGV allowance) the balance covers. Refuses when it cannot cover fixed + unit.
+ * A request id that already holds a reservation has it replaced (or, when refused, dropped).
  * Guarantees: reservations never exceed the balance, however many proxies reserve at once.
  * KEYS: k p r ra. ARGV: request id, fixed, unit, allowance, lease ms, model.
  * Reply: {'ok', per, amount} | {'short', available} | {'invalid', reason} | {'model'}.
@@ -65,15 +66,20 @@ local expires = tonumber(key[2])
 if expires > 0 and expires <= now_s then return {'invalid', 'expired'} end
 if key[3] ~= '' and not string.find(key[3], '\\n' .. ARGV[6] .. '\\n', 1, true) then return {'model'} end
 purge(KEYS[1], KEYS[3], KEYS[4])
+-- A request that reserves again (with a better prompt count) replaces what it holds.
+local prior = tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '0')
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
-local available = live_balance(KEYS[2]) - tonumber(key[4]) - reserved
+local available = live_balance(KEYS[2]) - tonumber(key[4]) - reserved + prior
 local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if available < fixed + unit then return {'short', available} end
+if available < fixed + unit then
+  drop_reservation(KEYS[1], KEYS[3], KEYS[4], ARGV[1])
+  return {'short', available}
+end
 local per = math.min(allowance, math.floor((available - fixed) / unit))
 local amount = math.ceil(fixed + per * unit)
 redis.call('ZADD', KEYS[3], now_ms + tonumber(ARGV[5]), ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], amount)
-redis.call('HINCRBY', KEYS[1], 'reserved', amount)
+redis.call('HINCRBY', KEYS[1], 'reserved', amount - prior)
 return {'ok', per, amount}
 `;
 

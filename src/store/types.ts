@@ -123,6 +123,7 @@ export interface Store {
   listKeys(): Promise<KeyRecord[]>;
   /** False when the key does not exist. */
   revokeKey(keyId: string): Promise<boolean>;
+  /** Reserves for a request; a request id that already holds a reservation has it replaced (dropped if refused). */
   reserve(request: ReserveRequest): Promise<ReserveResult>;
   /** Extends a reservation's lease; false when it is gone (settled, released or expired). */
   renew(keyId: string, requestId: string, leaseMs: number): Promise<boolean>;

@@ -129,6 +129,20 @@ describe.each(storeKinds)('%s store', (kind) => {
       expect((await s.store.getKey(id))!.reserved).toBe(0);
     });
 
+    it('replaces a request’s reservation when it reserves again, and drops it when the second is refused', async () => {
+      const { id } = await keyWithTokens(s.store, 1000);
+      await s.store.reserve(reserveReq(id, 'r1', { fixed: 600, allowance: 100 }));
+      expect(await s.store.getKey(id)).toMatchObject({ reserved: 700, balance: 300 });
+      expect(await s.store.reserve(reserveReq(id, 'r1', { fixed: 50, allowance: 100 }))).toEqual({
+        kind: 'reserved',
+        allowance: 100,
+        amount: 150,
+      });
+      expect(await s.store.getKey(id)).toMatchObject({ reserved: 150, balance: 850 });
+      expect(await s.store.reserve(reserveReq(id, 'r1', { fixed: 2000 }))).toEqual({ kind: 'insufficient_quota', available: 1000 });
+      expect(await s.store.getKey(id)).toMatchObject({ reserved: 0, balance: 1000 });
+    });
+
     it('gives a reservation back on release, once', async () => {
       const { id } = await keyWithTokens(s.store, 1000);
       await s.store.reserve(reserveReq(id, 'r1'));

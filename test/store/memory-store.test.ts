@@ -1,0 +1,51 @@
+/** What only the memory store does: it bounds its heap, keeping the newest usage records and exact totals. */
+import { MemoryStore } from '../../src/store/memory-store';
+import { keyWithTokens } from '../helpers/stores';
+
+describe('MemoryStore', () => {
+  it('keeps the newest usage records up to its limit, with totals and balance still exact', async () => {
+    const store = new MemoryStore({ ledgerLimit: 8 });
+    const { id } = await keyWithTokens(store, 10_000);
+    for (let i = 0; i < 30; i++) {
+      await store.settle({
+        keyId: id,
+        requestId: `r${i}`,
+        model: 'a/b',
+        promptTokens: 1,
+        completionTokens: 1,
+        chargedTokens: 2,
+        estimated: false,
+        stream: false,
+        status: 200,
+      });
+    }
+    const kept = (await store.usage({ keyId: id, limit: 100 })).map((r) => r.requestId);
+    expect(kept.length).toBeGreaterThanOrEqual(8);
+    expect(kept.length).toBeLessThanOrEqual(9);
+    expect(kept[kept.length - 1]).toBe('r29');
+    expect(await store.getKey(id)).toMatchObject({ balance: 10_000 - 60, usage: { requests: 30, chargedTokens: 60 } });
+  });
+
+  it('forgets settled markers after its dedup window', async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore({ now: () => now, settleDedupSeconds: 60 });
+    const { id } = await keyWithTokens(store, 10_000);
+    const s = {
+      keyId: id,
+      requestId: 'r1',
+      model: 'a/b',
+      promptTokens: 1,
+      completionTokens: 1,
+      chargedTokens: 2,
+      estimated: false,
+      stream: false,
+      status: 200,
+    };
+    expect(await store.settle(s)).toBe('settled');
+    now += 59_000;
+    expect(await store.settle(s)).toBe('duplicate');
+    now += 2_000;
+    expect(await store.settle({ ...s, requestId: 'r2' })).toBe('settled');
+    expect(await store.settle(s)).toBe('settled');
+  });
+});
