@@ -1,9 +1,14 @@
-/** A fast OpenAI-compatible upstream for the benchmark, run as its own process: chat completions as JSON or as SSE. */
+/**
+ * A fast OpenAI-compatible upstream, run as its own process: chat completions as JSON or as SSE, answering with
+ * numbered words. The benchmark's model server, and the quick start's stand-in (`npm run mock-upstream`, on :8000).
+ */
 import { createServer, type ServerResponse } from 'node:http';
 import './gc-on-signal';
 
 /** Content chunks per stream (and words per JSON answer) when the request names no `max_tokens`. */
 const DEFAULT_CHUNKS = 50;
+/** Most words in one answer, however large max_tokens is (MOCK_MAX_WORDS; the quick start keeps answers short). */
+const MAX_WORDS = Number(process.env.MOCK_MAX_WORDS ?? 10_000);
 /** Prompt tokens the mock reports; the proxy charges what the upstream reports. */
 const PROMPT_TOKENS = 120;
 
@@ -79,7 +84,7 @@ const server = createServer((req, res) => {
       return;
     }
     const model = typeof body.model === 'string' ? body.model : 'unknown';
-    const n = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? Math.min(body.max_tokens, 10_000) : DEFAULT_CHUNKS;
+    const n = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? Math.min(body.max_tokens, MAX_WORDS) : DEFAULT_CHUNKS;
     if (body.stream === true) {
       const delayMs = Number(req.headers['x-mock-chunk-delay-ms'] ?? 0);
       return sendStream(res, streamEvents(model, n, body.stream_options?.include_usage === true), delayMs);
@@ -89,7 +94,7 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+server.listen(Number(process.env.PORT ?? 8000), '127.0.0.1', () => {
   const address = server.address();
   console.log(JSON.stringify({ ready: true, port: typeof address === 'object' && address ? address.port : 0 }));
 });
