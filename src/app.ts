@@ -1,11 +1,11 @@
 /** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
-import express, { type ErrorRequestHandler, type Express } from 'express';
-import { isUtf8 } from 'node:buffer';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { adminApi } from './admin-api';
 import { bearerAuth } from './auth';
 import { chatCompletions } from './chat-completions';
 import type { Config } from './config';
 import { apiError, sendError } from './errors';
+import { jsonBody } from './json-body';
 import { modelsApi } from './models-api';
 import type { Logger } from './logger';
 import type { Meter } from './metering';
@@ -31,10 +31,6 @@ export interface AppDeps {
   lifecycle?: { draining: boolean };
 }
 
-class InvalidUtf8Error extends Error {
-  readonly type = 'encoding.invalid_utf8';
-}
-
 export function createApp(deps: AppDeps): Express {
   const { config, store, logger } = deps;
   const app = express();
@@ -42,13 +38,37 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
 
   const lifecycle = deps.lifecycle ?? { draining: false };
+  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
+  const authenticate = bearerAuth({ store, logger });
+  const refuseWhileDraining: RequestHandler = (_req, res, next) => {
+    if (!lifecycle.draining) return next();
+    res.setHeader('connection', 'close');
+    sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
+  };
+
+  // The completions route first: it is the hot path, and every layer before it is tried on every request.
+  app.post(
+    '/v1/chat/completions',
+    log(true),
+    refuseWhileDraining,
+    authenticate,
+    jsonBody(config.bodyLimit),
+    chatCompletions({
+      catalog: deps.catalog,
+      meter: deps.meter,
+      upstreams: deps.upstreams,
+      logger,
+      metrics: deps.metrics,
+      upstreamResponseLimit: config.upstreamResponseLimit,
+      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+    }),
+  );
   app.use((_req, res, next) => {
     if (lifecycle.draining) res.setHeader('connection', 'close');
     next();
   });
   if (config.metricsPort === undefined) app.get('/metrics', metricsHandler(deps.metrics));
-  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
-  app.use('/v1/chat/completions', log(true));
   app.use(['/v1/models', '/admin'], log(false));
 
   app.get('/healthz', (_req, res) => {
@@ -64,34 +84,7 @@ export function createApp(deps: AppDeps): Express {
     }
   });
 
-  const jsonBody = express.json({
-    limit: config.bodyLimit,
-    // Plain-HTTP clients do not always send a content type: every body of this route is read as JSON.
-    type: () => true,
-    verify: (_req, _res, buf) => {
-      if (!isUtf8(buf)) throw new InvalidUtf8Error('The request body is not valid UTF-8.');
-    },
-  });
-  const authenticate = bearerAuth({ store, logger });
-  app.use('/v1/models', authenticate);
-  app.use(modelsApi({ catalog: deps.catalog, store, logger }));
-  app.post(
-    '/v1/chat/completions',
-    (_req, res, next) =>
-      lifecycle.draining ? sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.')) : next(),
-    authenticate,
-    jsonBody,
-    chatCompletions({
-      catalog: deps.catalog,
-      meter: deps.meter,
-      upstreams: deps.upstreams,
-      logger,
-      metrics: deps.metrics,
-      upstreamResponseLimit: config.upstreamResponseLimit,
-      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
-      upstreamTimeoutMs: config.upstreamTimeoutMs,
-    }),
-  );
+  app.use('/v1/models', authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
   if (config.adminToken) {
     app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
   }
@@ -120,6 +113,8 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return sendError(res, apiError('unsupported_media_type', 'Send the body as uncompressed UTF-8 JSON.'));
+      case 'entity.decode.failed':
+        return sendError(res, apiError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.'));
       case 'request.aborted':
       case 'request.size.invalid':
         return sendError(res, apiError('invalid_request_error', 'The request body ended early.'));

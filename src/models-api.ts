@@ -36,7 +36,7 @@ export function modelObject(m: Model): ModelObject {
   };
 }
 
-/** Routes mounted after bearer auth (which sets res.locals.keyId). */
+/** Routes mounted at /v1/models after bearer auth (which sets res.locals.keyId). */
 export function modelsApi(options: { catalog: () => Catalog; store: Store; logger: Logger }): Router {
   const router = Router();
 
@@ -59,13 +59,13 @@ export function modelsApi(options: { catalog: () => Catalog; store: Store; logge
     return key.models === null ? all : all.filter((m) => key.models!.includes(m.id));
   }
 
-  router.get('/v1/models', async (_req: Request, res: Response) => {
+  router.get('/', async (_req: Request, res: Response) => {
     const models = await visibleModels(res);
     if (models) res.json({ object: 'list', data: models.map(modelObject) });
   });
 
   // Model ids contain a slash: the rest of the path is the id.
-  router.get('/v1/models/*id', async (req: Request, res: Response) => {
+  router.get('/*id', async (req: Request, res: Response) => {
     const id = (req.params.id as unknown as string[]).join('/');
     const models = await visibleModels(res);
     if (!models) return;
