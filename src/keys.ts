@@ -33,12 +33,18 @@ export function isWellFormedKey(secret: string): boolean {
 
 /**
  * The bearer token of a request's Authorization header, or undefined when it is missing, not a Bearer one, or
- * repeated: Node keeps only the first of repeated Authorization lines in `headers`, so `headersDistinct` is checked,
- * and a request carrying two credentials is refused rather than charged to whichever came first.
+ * repeated: Node keeps only the first of repeated Authorization lines in `headers`, so the raw lines are counted, and
+ * a request carrying two credentials is refused rather than charged to whichever came first.
  */
-export function requestBearerToken(req: { headersDistinct: Record<string, string[] | undefined> }): string | undefined {
-  const values = req.headersDistinct.authorization;
-  return values?.length === 1 ? bearerToken(values[0]) : undefined;
+export function requestBearerToken(req: { headers: { authorization?: string }; rawHeaders: string[] }): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  let lines = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization' && ++lines > 1) return undefined;
+  }
+  return bearerToken(header);
 }
 
 /** The bearer token of one Authorization header value, or undefined when it is missing or not a Bearer one. */

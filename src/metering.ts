@@ -147,17 +147,17 @@ export class Meter {
   private attempt(settlement: Settlement, attempt: number): void {
     this.inFlight++;
     this.metrics?.settleBacklog.set(this.backlog());
-    this.store
-      .settle(settlement)
-      .then((result) => {
+    this.store.settle(settlement).then(
+      (result) => {
         this.pending.delete(settlement.requestId);
         this.forget(settlement.requestId);
         if (result === 'settled') this.metrics?.settled(settlement);
         if (result === 'duplicate' && attempt === 0) {
           this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
         }
-      })
-      .catch((err: Error) => {
+        this.done();
+      },
+      (err: Error) => {
         this.remember(settlement);
         const delay = Math.min(this.retryBaseMs * 2 ** attempt, 30_000);
         this.logger.error({ requestId: settlement.requestId, attempt, err: err.message }, 'settle failed; will retry');
@@ -167,8 +167,9 @@ export class Meter {
         }, delay);
         timer.unref();
         this.pending.set(settlement.requestId, { settlement, attempt, timer });
-      })
-      .finally(() => this.done());
+        this.done();
+      },
+    );
   }
 
   /** Journals a settlement the store did not take, so a restart cannot lose it. */

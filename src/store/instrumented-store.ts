@@ -3,16 +3,19 @@ import type { Metrics } from '../metrics';
 import type { Store } from './types';
 
 export function instrumentStore(store: Store, metrics: Metrics): Store {
-  async function timed<T>(op: string, run: () => Promise<T>): Promise<T> {
+  function timed<T>(op: string, run: () => Promise<T>): Promise<T> {
     const end = metrics.storeDuration.startTimer({ op });
-    try {
-      return await run();
-    } catch (err) {
-      metrics.storeErrors.inc({ op });
-      throw err;
-    } finally {
-      end();
-    }
+    return run().then(
+      (value) => {
+        end();
+        return value;
+      },
+      (err: unknown) => {
+        end();
+        metrics.storeErrors.inc({ op });
+        throw err;
+      },
+    );
   }
   return {
     kind: store.kind,
