@@ -1,5 +1,7 @@
 /** Runs the built proxy and CLI as separate processes, the way users start them. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -19,7 +21,15 @@ export interface ProxyProcess {
 export async function startProxyProcess(env: Record<string, string>): Promise<ProxyProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'dist', 'server.js')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      // A journal of its own, never one in the working tree.
+      JOURNAL_FILE: join(mkdtempSync(join(tmpdir(), 'tm-journal-')), 'journal'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
