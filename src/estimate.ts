@@ -2,8 +2,20 @@
  * Token counts made here rather than by the upstream: the prompt estimate behind every reservation, and the usage of
  * responses whose upstream reported none. gpt-tokenizer's o200k_base stands in for the model's own tokenizer.
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatMessage, ChatRequest } from './chat-request';
+
+type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+/**
+ * gpt-tokenizer's tables are ~15 MB of heap that every full GC would mark. With the prompt's byte bound most requests
+ * never need them, so they are loaded on first use (about 150 ms, once) rather than at start.
+ */
+let tokenizer: Tokenizer | undefined;
+function countTokens(text: string): number {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a deliberate lazy load, see above
+  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
+  return tokenizer.countTokens(text);
+}
 
 /** Per-message framing overhead, and the reply's priming (OpenAI's published accounting). */
 const PER_MESSAGE = 4;

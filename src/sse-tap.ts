@@ -20,8 +20,11 @@ export interface SseTapOptions {
 
 /** The string values of the fields whose streamed text is completion output, found in one pass over a line. */
 const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
-/** Pending escaped text is tokenized in batches of about this many characters, so memory per stream stays bounded. */
-const COUNT_BATCH = 8192;
+/**
+ * Streamed text waits, uncounted, until the stream ends without usage; past this many characters it is counted in a
+ * batch, so memory per stream stays bounded. Most streams end with usage and below it, and never load the tokenizer.
+ */
+const COUNT_BATCH = 32_768;
 const EMPTY = Buffer.alloc(0);
 
 export class SseTap {
