@@ -9,7 +9,6 @@ import type { Settlement } from './store/types';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-
 export interface MetricsOptions {
   /** Label charged tokens with the key id too (`tokenmeter_key_charged_tokens_total`). Default false. */
   perKey?: boolean;
