@@ -1,4 +1,5 @@
 /** The process configuration: parsed once from the environment with zod, then passed in everywhere. */
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 const positiveInt = (fallback: number) =>
@@ -46,7 +47,7 @@ export const envSchema = z.object({
   UPSTREAM_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** REDIS_URL is one node of a Redis Cluster. Default false. */
   REDIS_CLUSTER: flag(false),
-  /** Where settlements the store did not take are kept across restarts (Redis store only). */
+  /** Where settlements the store did not take are kept across restarts (Redis store only); `{hostname}` is replaced. */
   JOURNAL_FILE: z.string().min(1).default('data/settlements.journal'),
   /** How long SIGTERM waits for in-flight requests before closing them. Default 30 s. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).int().nonnegative().default(30),
@@ -135,7 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     redisCluster: e.REDIS_CLUSTER,
-    journalFile: e.JOURNAL_FILE,
+    // Replicas sharing a volume each need a journal of their own: `{hostname}` tells them apart.
+    journalFile: e.JOURNAL_FILE.replaceAll('{hostname}', hostname()),
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     adminToken: e.ADMIN_TOKEN,
     modelsFile: e.MODELS_FILE,

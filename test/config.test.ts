@@ -1,4 +1,5 @@
 /** Configuration is parsed once; a bad value stops start-up with one line naming the variable. */
+import { hostname } from 'node:os';
 import { loadConfig, ConfigError } from '../src/config';
 
 describe('loadConfig', () => {
@@ -32,6 +33,10 @@ describe('loadConfig', () => {
       redisUrl: 'redis://r:6379',
       leaseMs: 5000,
     });
+  });
+
+  it('gives each host its own journal when JOURNAL_FILE names {hostname}', () => {
+    expect(loadConfig({ JOURNAL_FILE: '/data/{hostname}.journal' }).journalFile).toBe(`/data/${hostname()}.journal`);
   });
 
   it.each([
