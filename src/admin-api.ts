@@ -6,7 +6,7 @@ import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { adminToken } from './admin-token';
 import { keyDetailObject, keyObject, packageObject, usageObject } from './api-objects';
-import { apiError, sendError } from './errors';
+import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { generateKey } from './keys';
 import type { Logger } from './logger';
 import type { Catalog } from './models';
@@ -65,8 +65,6 @@ const usageQuerySchema = z.strictObject({
     .default(100),
 });
 
-const STORE_DOWN = apiError('store_unavailable', 'The store is unavailable; try again shortly.');
-
 export function adminApi(options: AdminApiOptions): Router {
   const { store, logger } = options;
   const router = Router();
@@ -81,7 +79,7 @@ export function adminApi(options: AdminApiOptions): Router {
         await handler(req, res);
       } catch (err) {
         logger.error({ err: (err as Error).message, route: req.path }, 'admin request failed on the store');
-        sendError(res, STORE_DOWN);
+        sendError(res, STORE_UNAVAILABLE);
       }
     };
   const body = (req: Request): unknown => (req.body === undefined ? {} : req.body);

@@ -1,6 +1,6 @@
 /** Bearer-key authentication: the secret is hashed at once and only the hash is looked up. */
 import type { NextFunction, Request, Response } from 'express';
-import { apiError, sendError } from './errors';
+import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import type { Logger } from './logger';
 import type { Store } from './store/types';
@@ -30,7 +30,7 @@ export function bearerAuth(options: AuthOptions) {
         keyId = await store.findKeyId(hash);
       } catch (err) {
         logger.error({ err: (err as Error).message }, 'store unreachable during authentication');
-        return sendError(res, apiError('store_unavailable', 'The metering store is unavailable; try again shortly.'));
+        return sendError(res, STORE_UNAVAILABLE);
       }
       if (keyId === undefined) return sendError(res, INVALID);
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);

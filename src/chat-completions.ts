@@ -5,9 +5,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { unsupported, upstreamMessages } from './capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
-import { apiError, sendError } from './errors';
+import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { PromptSize } from './estimate';
-import { Exchange } from './exchange';
+import { Exchange, type ExchangeDeps } from './exchange';
 import { upstreamRequestHeaders } from './http-headers';
 import type { Logger } from './logger';
 import type { Meter } from './metering';
@@ -34,10 +34,16 @@ function refuseUnserializable(res: Response, err: unknown): void {
   sendError(res, apiError('invalid_request_error', 'The request body is nested too deeply.'));
 }
 
-const STORE_DOWN = apiError('store_unavailable', 'The metering store is unavailable; try again shortly.');
-
 export function chatCompletions(options: ChatCompletionsOptions) {
   const { meter, upstreams, logger } = options;
+  const exchangeDeps: ExchangeDeps = {
+    meter,
+    logger,
+    metrics: options.metrics,
+    responseLimit: options.upstreamResponseLimit,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    idleTimeoutMs: options.upstreamTimeoutMs,
+  };
 
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = res.locals as RequestFacts;
@@ -87,7 +93,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       );
     }
     const allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
-    if (!meter.accepting()) return sendError(res, STORE_DOWN);
+    if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
 
     const requestId = facts.requestId;
     const reserve = () => meter.reserve({ keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices: request.n ?? 1 });
@@ -102,7 +108,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       }
     } catch (err) {
       logger.error({ requestId, err: (err as Error).message }, 'store unreachable during reservation');
-      return sendError(res, STORE_DOWN);
+      return sendError(res, STORE_UNAVAILABLE);
     }
     switch (reservation.kind) {
       case 'invalid_key':
@@ -141,6 +147,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     }
 
     const exchange = new Exchange(
+      exchangeDeps,
       {
         keyId,
         requestId,
@@ -148,13 +155,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         stream: request.stream === true,
         hideUsageChunk,
         promptTokens: () => prompt.count(),
-        meter,
         lease: meter.hold(keyId, requestId),
-        logger,
-        metrics: options.metrics,
-        responseLimit: options.upstreamResponseLimit,
-        connectTimeoutMs: options.upstreamConnectTimeoutMs,
-        idleTimeoutMs: options.upstreamTimeoutMs,
       },
       res,
     );

@@ -42,6 +42,9 @@ export function apiError(code: ErrorCode, message: string, param: string | null 
   return { code, message, param };
 }
 
+/** The fail-closed answer whenever the store cannot be reached: nothing is served unmetered. */
+export const STORE_UNAVAILABLE: ApiError = apiError('store_unavailable', 'The metering store is unavailable; try again shortly.');
+
 export function statusOf(err: ApiError): number {
   return err.status ?? CATALOG[err.code].status;
 }

@@ -16,6 +16,18 @@ import type { Model } from './models';
 import { SseTap, type Usage } from './sse-tap';
 import { upstreamFailure } from './upstream-errors';
 
+/** What every exchange of the app shares: built once, not copied into each request. */
+export interface ExchangeDeps {
+  meter: Meter;
+  logger: Logger;
+  metrics: Metrics;
+  /** Largest non-streamed upstream body we buffer. */
+  responseLimit: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** What is particular to one request. */
 export interface ExchangeContext {
   keyId: string;
   requestId: string;
@@ -25,14 +37,7 @@ export interface ExchangeContext {
   hideUsageChunk: boolean;
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
   promptTokens: () => number;
-  meter: Meter;
   lease: Lease;
-  logger: Logger;
-  metrics: Metrics;
-  /** Largest non-streamed upstream body we buffer. */
-  responseLimit: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
 }
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
@@ -51,6 +56,7 @@ export class Exchange {
   private streaming = false;
 
   constructor(
+    private readonly deps: ExchangeDeps,
     private readonly ctx: ExchangeContext,
     private readonly res: ServerResponse,
   ) {
@@ -64,10 +70,10 @@ export class Exchange {
       proxyReq.destroy();
       return;
     }
-    proxyReq.setTimeout(this.ctx.idleTimeoutMs, () => this.timeout(proxyReq));
+    proxyReq.setTimeout(this.deps.idleTimeoutMs, () => this.timeout(proxyReq));
     const socket = proxyReq.socket;
     if (socket?.connecting) {
-      const timer = setTimeout(() => this.timeout(proxyReq), this.ctx.connectTimeoutMs);
+      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.connectTimeoutMs);
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     }
@@ -76,7 +82,7 @@ export class Exchange {
   /** The upstream answered: pass it on by kind. */
   respond(proxyRes: IncomingMessage): void {
     this.upstreamRes = proxyRes;
-    this.ctx.metrics.upstreamDuration.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
+    this.deps.metrics.upstreamDuration.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
     if (this.clientGone) {
       proxyRes.destroy();
       return;
@@ -99,8 +105,8 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.finished || this.clientGone) return;
     if (this.tap) return this.streamBroken(err);
-    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
-    this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
+    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
     this.refuse(upstreamFailure(err, this.timedOut));
   }
 
@@ -134,7 +140,7 @@ export class Exchange {
     // them on their own, at the end of this turn of the event loop.
     const flush = setImmediate(() => res.flushHeaders());
     this.streaming = true;
-    this.ctx.metrics.activeStreams.inc();
+    this.deps.metrics.activeStreams.inc();
     let first = true;
     let waiting = false;
     const resume = () => {
@@ -146,7 +152,7 @@ export class Exchange {
       if (first && out.length > 0) {
         first = false;
         clearImmediate(flush);
-        this.ctx.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
+        this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
       }
       // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
       if (out.length > 0 && !res.write(out) && !waiting) {
@@ -169,8 +175,8 @@ export class Exchange {
   /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
   private streamBroken(err: NodeJS.ErrnoException): void {
     const tap = this.tap as SseTap;
-    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
-    this.ctx.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
+    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     if (!this.res.writableEnded) {
       const event = {
         error: {
@@ -191,7 +197,7 @@ export class Exchange {
   private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
     collect(
       body,
-      this.ctx.responseLimit,
+      this.deps.responseLimit,
       (buf) => {
         if (this.finished || this.clientGone) return;
         if (buf === undefined) {
@@ -221,7 +227,7 @@ export class Exchange {
   }
 
   private relayError(status: number, body: Readable): void {
-    this.ctx.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: 'status' });
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: 'status' });
     collect(
       body,
       ERROR_BODY_LIMIT,
@@ -242,7 +248,7 @@ export class Exchange {
 
   private release(): void {
     if (this.finished) return;
-    this.ctx.meter.release(this.ctx.keyId, this.ctx.requestId);
+    this.deps.meter.release(this.ctx.keyId, this.ctx.requestId);
     this.end();
   }
 
@@ -255,7 +261,7 @@ export class Exchange {
     const completionTokens = usage?.completionTokens ?? estimate();
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
     (this.res as Response).locals.usage = { promptTokens, completionTokens, chargedTokens, estimated };
-    this.ctx.meter.settle({
+    this.deps.meter.settle({
       keyId: this.ctx.keyId,
       requestId: this.ctx.requestId,
       model: this.ctx.model.id,
@@ -274,7 +280,7 @@ export class Exchange {
   private end(): void {
     this.finished = true;
     this.ctx.lease.stop();
-    if (this.streaming) this.ctx.metrics.activeStreams.dec();
+    if (this.streaming) this.deps.metrics.activeStreams.dec();
   }
 }
 

@@ -1,6 +1,6 @@
 /** GET /v1/models and /v1/models/:id (behind key auth): the OpenAI list shape plus our limits, capabilities, pricing. */
 import { Router, type Request, type Response } from 'express';
-import { apiError, sendError } from './errors';
+import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import type { Logger } from './logger';
 import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
 import type { Store } from './store/types';
@@ -47,7 +47,7 @@ export function modelsApi(options: { catalog: () => Catalog; store: Store; logge
       key = await options.store.getKey(res.locals.keyId as string);
     } catch (err) {
       options.logger.error({ err: (err as Error).message }, 'store unreachable while listing models');
-      sendError(res, apiError('store_unavailable', 'The metering store is unavailable; try again shortly.'));
+      sendError(res, STORE_UNAVAILABLE);
       return undefined;
     }
     const expired = key?.expiresAt != null && key.expiresAt <= Math.floor(Date.now() / 1000);
