@@ -1,11 +1,11 @@
 /** Metrics agree with the ledger; labels stay bounded; logs never carry the key; request ids are kept or made. */
 import { writeFileSync } from 'node:fs';
 import request from 'supertest';
-import { makeStore, keyWithTokens, type StoreUnderTest } from './helpers/stores';
-import { startUpstream, type TestUpstream } from './helpers/upstream';
-import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from './helpers/proxy';
+import { keyWithTokens } from './helpers/stores';
+import { startProxy, settled, chatBody, MODEL } from './helpers/proxy';
 import { startProxyProcess } from './helpers/processes';
 import { writeModelsFile } from './helpers/models-file';
+import { proxyFixture } from './helpers/fixture';
 
 /** The value of one sample in Prometheus text format, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -20,34 +20,22 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('metrics and logs (redis store)', () => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
-
-  beforeEach(async () => {
-    s = await makeStore('redis');
-    upstream = await startUpstream();
-    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { METRICS_PER_KEY: 'true' } });
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
-  });
+  const t = proxyFixture('redis', { env: { METRICS_PER_KEY: 'true' } });
 
   it('counts exactly the tokens the ledger recorded, after JSON and stream requests', async () => {
-    const key = await keyWithTokens(s.store, 100_000);
-    const post = (body: object) => request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(body);
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const post = (body: object) =>
+      request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(body);
     await post(chatBody()).expect(200);
     await post(chatBody({ stream: true })).expect(200);
     await post(chatBody({ stream: true, max_tokens: 2 })).expect(200);
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', 'Bearer sk-nope').send(chatBody()).expect(401);
+    await request(t.proxy.url).post('/v1/chat/completions').set('authorization', 'Bearer sk-nope').send(chatBody()).expect(401);
     await post(chatBody({ model: 'client/made-up-model' })).expect(404);
-    await settled(proxy);
+    await settled(t.proxy);
 
-    const text = (await request(proxy.url).get('/metrics')).text;
+    const text = (await request(t.proxy.url).get('/metrics')).text;
     if (process.env.METRICS_DUMP) writeFileSync(process.env.METRICS_DUMP, text); // for `promtool check metrics` in CI
-    const ledger = await s.store.usage({ keyId: key.id, limit: 100 });
+    const ledger = await t.s.store.usage({ keyId: key.id, limit: 100 });
     const sum = (f: (r: (typeof ledger)[number]) => number) => ledger.reduce((a, r) => a + f(r), 0);
     expect(ledger).toHaveLength(3);
     expect(sample(text, 'tokenmeter_tokens_total', { model: MODEL, kind: 'prompt', source: 'upstream' })).toBe(sum((r) => r.promptTokens));
@@ -70,32 +58,32 @@ describe('metrics and logs (redis store)', () => {
   });
 
   it('counts upstream errors by kind', async () => {
-    const key = await keyWithTokens(s.store, 100_000);
-    upstream.behave((_c, _r, res) => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    t.upstream.behave((_c, _r, res) => {
       res.writeHead(500).end('boom');
     });
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody()).expect(500);
-    const text = (await request(proxy.url).get('/metrics')).text;
+    await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody()).expect(500);
+    const text = (await request(t.proxy.url).get('/metrics')).text;
     expect(sample(text, 'tokenmeter_upstream_errors_total', { model: MODEL, kind: 'status' })).toBe(1);
   });
 
   it('logs one line per request with ids, model, status and tokens, and never the key', async () => {
-    const key = await keyWithTokens(s.store, 100_000);
-    const res = await request(proxy.url)
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const res = await request(t.proxy.url)
       .post('/v1/chat/completions')
       .set('authorization', `Bearer ${key.secret}`)
       .set('x-request-id', 'client-trace-42')
       .send(chatBody({ messages: [{ role: 'user', content: 'my secret prompt text' }] }));
     expect(res.headers['x-request-id']).toBe('client-trace-42');
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}x`).send(chatBody()).expect(401);
-    await settled(proxy);
+    await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}x`).send(chatBody()).expect(401);
+    await settled(t.proxy);
     await new Promise((r) => setImmediate(r));
-    const all = proxy.logs.join('');
+    const all = t.proxy.logs.join('');
     expect(all).not.toContain(key.secret);
     expect(all).not.toContain(key.secret.slice(3, 20));
     expect(all).not.toContain('my secret prompt text');
-    const line = proxy.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.clientRequestId === 'client-trace-42');
-    const [record] = await s.store.usage({ keyId: key.id, limit: 1 });
+    const line = t.proxy.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.clientRequestId === 'client-trace-42');
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 1 });
     expect(line).toMatchObject({
       keyId: key.id,
       model: MODEL,
@@ -108,14 +96,14 @@ describe('metrics and logs (redis store)', () => {
   });
 
   it('replaces an unusable x-request-id with its own', async () => {
-    const res = await request(proxy.url).get('/v1/models').set('x-request-id', 'has spaces and is long '.repeat(10));
+    const res = await request(t.proxy.url).get('/v1/models').set('x-request-id', 'has spaces and is long '.repeat(10));
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('puts request messages in the log only when LOG_PAYLOADS is on', async () => {
-    const debug = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { LOG_PAYLOADS: 'true' } });
+    const debug = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url, env: { LOG_PAYLOADS: 'true' } });
     try {
-      const key = await keyWithTokens(s.store, 100_000);
+      const key = await keyWithTokens(t.s.store, 100_000);
       await request(debug.url)
         .post('/v1/chat/completions')
         .set('authorization', `Bearer ${key.secret}`)
@@ -132,16 +120,16 @@ describe('metrics and logs (redis store)', () => {
 
 describe('METRICS_PORT', () => {
   it('serves /metrics only on its own port', async () => {
-    const proxy = await startProxyProcess({ METRICS_PORT: '0', MODELS_FILE: writeModelsFile() });
+    const proc = await startProxyProcess({ METRICS_PORT: '0', MODELS_FILE: writeModelsFile() });
     try {
-      const port = Number(/"metricsPort":(\d+)/.exec(proxy.output())![1]);
+      const port = Number(/"metricsPort":(\d+)/.exec(proc.output())![1]);
       const res = await request(`http://127.0.0.1:${port}`).get('/metrics');
       expect(res.status).toBe(200);
       expect(res.text).toContain('tokenmeter_process_cpu_seconds_total');
-      expect((await request(proxy.url).get('/metrics')).status).toBe(404);
+      expect((await request(proc.url).get('/metrics')).status).toBe(404);
       expect((await request(`http://127.0.0.1:${port}`).get('/v1/models')).status).toBe(404);
     } finally {
-      await proxy.stop();
+      await proc.stop();
     }
   });
 });

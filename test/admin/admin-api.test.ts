@@ -1,36 +1,18 @@
 /** The admin API against a real redis-server: every route's success, bad input, wrong token and unknown id. */
 import request from 'supertest';
-import { makeStore, type StoreUnderTest } from '../helpers/stores';
-import { startUpstream, PROMPT_TOKENS, type TestUpstream } from '../helpers/upstream';
-import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { PROMPT_TOKENS } from '../helpers/upstream';
+import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
+import { proxyFixture } from '../helpers/fixture';
 
 const ADMIN = 'admin-token-0123456789';
 const now = () => Math.floor(Date.now() / 1000);
 
 describe('admin API (redis store)', () => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
+  const t = proxyFixture('redis', { env: { ADMIN_TOKEN: ADMIN }, models: [{}, { id: 'acme/other' }] });
   const admin = () => ({
-    get: (path: string) => request(proxy.url).get(path).set('authorization', `Bearer ${ADMIN}`),
-    post: (path: string, body?: object) => request(proxy.url).post(path).set('authorization', `Bearer ${ADMIN}`).send(body),
-    delete: (path: string) => request(proxy.url).delete(path).set('authorization', `Bearer ${ADMIN}`),
-  });
-
-  beforeEach(async () => {
-    s = await makeStore('redis');
-    upstream = await startUpstream();
-    proxy = await startProxy({
-      store: s.store,
-      upstreamUrl: upstream.url,
-      env: { ADMIN_TOKEN: ADMIN },
-      models: [{}, { id: 'acme/other' }],
-    });
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
+    get: (path: string) => request(t.proxy.url).get(path).set('authorization', `Bearer ${ADMIN}`),
+    post: (path: string, body?: object) => request(t.proxy.url).post(path).set('authorization', `Bearer ${ADMIN}`).send(body),
+    delete: (path: string) => request(t.proxy.url).delete(path).set('authorization', `Bearer ${ADMIN}`),
   });
 
   describe('the admin token', () => {
@@ -48,16 +30,16 @@ describe('admin API (redis store)', () => {
         ['delete', '/admin/keys/key_x'],
         ['get', '/admin/usage'],
       ] as const) {
-        const req = request(proxy.url)[method](path);
+        const req = request(t.proxy.url)[method](path);
         const res = await (header ? req.set('authorization', header) : req);
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('invalid_api_key');
       }
-      expect(await s.store.listKeys()).toHaveLength(0);
+      expect(await t.s.store.listKeys()).toHaveLength(0);
     });
 
     it('is off entirely without ADMIN_TOKEN', async () => {
-      const plain = await startProxy({ store: s.store, upstreamUrl: upstream.url });
+      const plain = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url });
       try {
         const res = await request(plain.url).get('/admin/keys').set('authorization', `Bearer ${ADMIN}`);
         expect(res.status).toBe(404);
@@ -88,8 +70,8 @@ describe('admin API (redis store)', () => {
       const listed = await admin().get('/admin/keys');
       expect(JSON.stringify(listed.body)).not.toContain(res.body.key);
       // The secret works on the proxy, within its model list.
-      await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${res.body.key}`).send(chatBody()).expect(200);
-      const refused = await request(proxy.url)
+      await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${res.body.key}`).send(chatBody()).expect(200);
+      const refused = await request(t.proxy.url)
         .post('/v1/chat/completions')
         .set('authorization', `Bearer ${res.body.key}`)
         .send(chatBody({ model: 'acme/other' }));
@@ -117,7 +99,7 @@ describe('admin API (redis store)', () => {
       const res = await admin().post('/admin/keys', body);
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'invalid_request_error', param });
-      expect(await s.store.listKeys()).toHaveLength(0);
+      expect(await t.s.store.listKeys()).toHaveLength(0);
     });
   });
 
@@ -129,8 +111,8 @@ describe('admin API (redis store)', () => {
       expect(list.status).toBe(200);
       expect(list.body.data.map((k: { name: string }) => k.name)).toEqual(['a', 'b']);
 
-      await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${a.key}`).send(chatBody()).expect(200);
-      await settled(proxy);
+      await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${a.key}`).send(chatBody()).expect(200);
+      await settled(t.proxy);
       const shown = await admin().get(`/admin/keys/${a.id}`);
       expect(shown.status).toBe(200);
       expect(shown.body).toMatchObject({
@@ -195,11 +177,11 @@ describe('admin API (redis store)', () => {
   describe('DELETE /admin/keys/:id', () => {
     it('revokes: the key’s next request gets 401 at once', async () => {
       const k = (await admin().post('/admin/keys', { tokens: 1000 })).body;
-      await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${k.key}`).send(chatBody()).expect(200);
+      await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${k.key}`).send(chatBody()).expect(200);
       const res = await admin().delete(`/admin/keys/${k.id}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ id: k.id, revoked: true, revoked_at: expect.any(Number) });
-      const refused = await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${k.key}`).send(chatBody());
+      const refused = await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${k.key}`).send(chatBody());
       expect(refused.status).toBe(401);
       expect(refused.body.error.code).toBe('invalid_api_key');
     });
@@ -214,13 +196,13 @@ describe('admin API (redis store)', () => {
       const k = (await admin().post('/admin/keys', { tokens: 100_000 })).body;
       const N = 6;
       for (let i = 0; i < N; i++) {
-        await request(proxy.url)
+        await request(t.proxy.url)
           .post('/v1/chat/completions')
           .set('authorization', `Bearer ${k.key}`)
           .send(chatBody({ stream: i % 2 === 1 }))
           .expect(200);
       }
-      await settled(proxy);
+      await settled(t.proxy);
       const res = await admin().get(`/admin/usage?key_id=${k.id}`);
       expect(res.status).toBe(200);
       const records = res.body.data;
@@ -255,13 +237,13 @@ describe('admin API (redis store)', () => {
     it('filters by model, time and limit across keys', async () => {
       const a = (await admin().post('/admin/keys', { tokens: 10_000 })).body;
       const b = (await admin().post('/admin/keys', { tokens: 10_000 })).body;
-      await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${a.key}`).send(chatBody()).expect(200);
-      await request(proxy.url)
+      await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${a.key}`).send(chatBody()).expect(200);
+      await request(t.proxy.url)
         .post('/v1/chat/completions')
         .set('authorization', `Bearer ${b.key}`)
         .send(chatBody({ model: 'acme/other' }))
         .expect(200);
-      await settled(proxy);
+      await settled(t.proxy);
       expect((await admin().get('/admin/usage')).body.data).toHaveLength(2);
       expect((await admin().get('/admin/usage?model=acme/other')).body.data.map((r: { key_id: string }) => r.key_id)).toEqual([b.id]);
       expect((await admin().get(`/admin/usage?since=${now() + 100}`)).body.data).toHaveLength(0);

@@ -4,30 +4,14 @@
  * is pinned in test/proxy/chat-stream.test.ts.)
  */
 import http from 'node:http';
-import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores';
-import { startUpstream, PROMPT_TOKENS, type TestUpstream } from '../helpers/upstream';
-import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { keyWithTokens } from '../helpers/stores';
+import { PROMPT_TOKENS } from '../helpers/upstream';
+import { settled, chatBody, MODEL } from '../helpers/proxy';
 import { eventually } from '../helpers/eventually';
+import { proxyFixture } from '../helpers/fixture';
 
 describe('client faults (redis store)', () => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
-
-  beforeEach(async () => {
-    s = await makeStore('redis');
-    upstream = await startUpstream();
-    proxy = await startProxy({
-      store: s.store,
-      upstreamUrl: upstream.url,
-      models: [{ context_length: 200_000, max_output_tokens: 100_000 }],
-    });
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
-  });
+  const t = proxyFixture('redis', { models: [{ context_length: 200_000, max_output_tokens: 100_000 }] });
 
   it.each([
     ['a JSON request', false],
@@ -36,28 +20,31 @@ describe('client faults (redis store)', () => {
     'a client that disconnects before the headers (%s) aborts the upstream request, is charged nothing and leaves no reservation',
     async (_what, stream) => {
       // The upstream is still thinking: it answers nothing until the proxy closes its request.
-      upstream.behave((_call, _req, res) => new Promise<void>((resolve) => res.once('close', () => resolve())));
-      const key = await keyWithTokens(s.store, 10_000);
-      const req = http.request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } });
+      t.upstream.behave((_call, _req, res) => new Promise<void>((resolve) => res.once('close', () => resolve())));
+      const key = await keyWithTokens(t.s.store, 10_000);
+      const req = http.request(`${t.proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}` },
+      });
       const gotResponse = jest.fn();
       req.on('response', gotResponse);
       req.on('error', () => {});
       req.end(JSON.stringify(chatBody({ stream })));
 
       // The reservation was made and the upstream reached: now the client gives up.
-      await eventually(async () => expect(upstream.calls).toHaveLength(1));
-      expect((await s.store.getKey(key.id))!.reserved).toBeGreaterThan(0);
+      await eventually(async () => expect(t.upstream.calls).toHaveLength(1));
+      expect((await t.s.store.getKey(key.id))!.reserved).toBeGreaterThan(0);
       req.destroy();
 
       const aborted = await Promise.race([
-        upstream.aborted(),
+        t.upstream.aborted(),
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000).unref()),
       ]);
       expect(aborted?.aborted).toBe(true);
-      await settled(proxy);
+      await settled(t.proxy);
       expect(gotResponse).not.toHaveBeenCalled();
-      expect(await s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0, debt: 0 });
-      expect(await s.store.usage({ keyId: key.id, limit: 10 })).toEqual([]);
+      expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0, debt: 0 });
+      expect(await t.s.store.usage({ keyId: key.id, limit: 10 })).toEqual([]);
     },
   );
 
@@ -73,7 +60,7 @@ describe('client faults (redis store)', () => {
         choices: [{ index: 0, delta: { content: 'lorem ipsum dolor sit amet, '.repeat(150) }, finish_reason: null }],
       })}\n\n`;
     const writer = { written: 0, chunks: 0, waitingSince: 0, done: false };
-    upstream.behave(async (call, _req, res) => {
+    t.upstream.behave(async (call, _req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const chunk = chunkFor(call.body.model);
       const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
@@ -94,11 +81,11 @@ describe('client faults (redis store)', () => {
       res.end('data: [DONE]\n\n');
       writer.done = true;
     });
-    const key = await keyWithTokens(s.store, 1_000_000);
+    const key = await keyWithTokens(t.s.store, 1_000_000);
 
     const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = http.request(
-        `${proxy.url}/v1/chat/completions`,
+        `${t.proxy.url}/v1/chat/completions`,
         { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' } },
         resolve,
       );
@@ -143,10 +130,10 @@ describe('client faults (redis store)', () => {
     // Every content chunk, none lost or repeated; the usage chunk the client did not ask for was removed.
     expect(received).toBe(writer.chunks * Buffer.byteLength(chunkFor(MODEL)) + 'data: [DONE]\n\n'.length);
 
-    await settled(proxy);
-    const records = await s.store.usage({ keyId: key.id, limit: 10 });
+    await settled(t.proxy);
+    const records = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ promptTokens: PROMPT_TOKENS, completionTokens: writer.chunks, estimated: false, status: 200 });
-    expect(await s.store.getKey(key.id)).toMatchObject({ balance: 1_000_000 - records[0].chargedTokens, reserved: 0, debt: 0 });
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 1_000_000 - records[0].chargedTokens, reserved: 0, debt: 0 });
   }, 60_000);
 });

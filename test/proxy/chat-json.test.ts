@@ -1,28 +1,16 @@
 /** Non-streamed completions through the proxy: forwarded as the upstream must see them, answered and charged once. */
 import request from 'supertest';
-import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import { startUpstream, jsonReply, PROMPT_TOKENS, words, type TestUpstream } from '../helpers/upstream';
-import { startProxy, settled, chatBody, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { keyWithTokens, storeKinds } from '../helpers/stores';
+import { jsonReply, PROMPT_TOKENS, words } from '../helpers/upstream';
+import { startProxy, settled, chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
+import { proxyFixture } from '../helpers/fixture';
 
 describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
-
-  beforeEach(async () => {
-    s = await makeStore(kind);
-    upstream = await startUpstream();
-    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { UPSTREAM_API_KEY: 'upstream-secret' } });
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
-  });
+  const t = proxyFixture(kind, { env: { UPSTREAM_API_KEY: 'upstream-secret' } });
 
   it('forwards with the upstream model name and our credentials, answers with the client model id, and charges usage', async () => {
-    const key = await keyWithTokens(s.store, 10_000);
-    const res = await request(proxy.url)
+    const key = await keyWithTokens(t.s.store, 10_000);
+    const res = await request(t.proxy.url)
       .post('/v1/chat/completions')
       .set('authorization', `Bearer ${key.secret}`)
       .send(chatBody({ max_tokens: 50, seed: 7, user: 'u1' }));
@@ -31,7 +19,7 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
     expect(res.body.choices[0].message.content).toBe(words(5).join(''));
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
 
-    const call = upstream.calls[0];
+    const call = t.upstream.calls[0];
     expect(call.path).toBe('/v1/chat/completions');
     expect(call.body.model).toBe(UPSTREAM_MODEL);
     expect(call.body).toMatchObject({ max_tokens: 50, seed: 7, user: 'u1' });
@@ -39,10 +27,10 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
     expect(call.headers['accept-encoding']).toBe('identity');
     expect(JSON.stringify(call)).not.toContain(key.secret);
 
-    await settled(proxy);
-    const state = await s.store.getKey(key.id);
+    await settled(t.proxy);
+    const state = await t.s.store.getKey(key.id);
     expect(state).toMatchObject({ balance: 10_000 - (PROMPT_TOKENS + 5), reserved: 0 });
-    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(record).toMatchObject({
       model: MODEL,
       promptTokens: PROMPT_TOKENS,
@@ -56,70 +44,70 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
   });
 
   it('sends no Authorization upstream when no upstream key is configured', async () => {
-    const bare = await startProxy({ store: s.store, upstreamUrl: upstream.url });
+    const bare = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url });
     try {
-      const key = await keyWithTokens(s.store, 10_000);
+      const key = await keyWithTokens(t.s.store, 10_000);
       await request(bare.url)
         .post('/v1/chat/completions')
         .set('authorization', `Bearer ${key.secret}`)
         .set('x-api-key', key.secret)
         .send(chatBody())
         .expect(200);
-      expect(upstream.calls[0].headers.authorization).toBeUndefined();
-      expect(JSON.stringify(upstream.calls[0].headers)).not.toContain(key.secret);
+      expect(t.upstream.calls[0].headers.authorization).toBeUndefined();
+      expect(JSON.stringify(t.upstream.calls[0].headers)).not.toContain(key.secret);
     } finally {
       await bare.close();
     }
   });
 
   it('caps max_tokens to the model default when the client names none, and lowers it to what the balance covers', async () => {
-    const rich = await keyWithTokens(s.store, 100_000);
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${rich.secret}`).send(chatBody()).expect(200);
-    expect(upstream.calls[0].body.max_tokens).toBe(1024);
+    const rich = await keyWithTokens(t.s.store, 100_000);
+    await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${rich.secret}`).send(chatBody()).expect(200);
+    expect(t.upstream.calls[0].body.max_tokens).toBe(1024);
 
-    const poor = await keyWithTokens(s.store, 40);
-    await request(proxy.url)
+    const poor = await keyWithTokens(t.s.store, 40);
+    await request(t.proxy.url)
       .post('/v1/chat/completions')
       .set('authorization', `Bearer ${poor.secret}`)
       .send(chatBody({ max_tokens: 500 }))
       .expect(200);
-    const lowered = upstream.calls[1].body.max_tokens;
+    const lowered = t.upstream.calls[1].body.max_tokens;
     expect(lowered).toBeGreaterThan(0);
     expect(lowered).toBeLessThan(40);
-    await settled(proxy);
-    expect((await s.store.getKey(poor.id))!.balance).toBeGreaterThanOrEqual(0);
+    await settled(t.proxy);
+    expect((await t.s.store.getKey(poor.id))!.balance).toBeGreaterThanOrEqual(0);
   });
 
   it('lowers max_completion_tokens when that is the field the client used', async () => {
-    const poor = await keyWithTokens(s.store, 40);
-    await request(proxy.url)
+    const poor = await keyWithTokens(t.s.store, 40);
+    await request(t.proxy.url)
       .post('/v1/chat/completions')
       .set('authorization', `Bearer ${poor.secret}`)
       .send(chatBody({ max_completion_tokens: 500 }))
       .expect(200);
-    expect(upstream.calls[0].body.max_completion_tokens).toBeLessThan(40);
-    expect(upstream.calls[0].body.max_tokens).toBeUndefined();
+    expect(t.upstream.calls[0].body.max_completion_tokens).toBeLessThan(40);
+    expect(t.upstream.calls[0].body.max_tokens).toBeUndefined();
   });
 
   it('estimates usage with the tokenizer when the upstream reports none, and marks it estimated', async () => {
-    upstream.behave(jsonReply({ tokens: ['Hello', ' world'], usage: false }));
-    const key = await keyWithTokens(s.store, 10_000);
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody()).expect(200);
-    await settled(proxy);
-    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    t.upstream.behave(jsonReply({ tokens: ['Hello', ' world'], usage: false }));
+    const key = await keyWithTokens(t.s.store, 10_000);
+    await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody()).expect(200);
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(record.estimated).toBe(true);
     expect(record.completionTokens).toBe(2);
     expect(record.promptTokens).toBeGreaterThan(3);
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
   });
 
   it('refuses with 429 insufficient_quota, forwarding nothing, when the balance cannot cover the prompt', async () => {
-    const key = await keyWithTokens(s.store, 5);
-    const res = await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+    const key = await keyWithTokens(t.s.store, 5);
+    const res = await request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
     expect(res.headers['x-should-retry']).toBe('false');
-    expect(upstream.calls).toHaveLength(0);
-    expect(await s.store.getKey(key.id)).toMatchObject({ balance: 5, reserved: 0 });
+    expect(t.upstream.calls).toHaveLength(0);
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 5, reserved: 0 });
   });
 });

@@ -1,9 +1,10 @@
 /** Streamed completions: passed through as sent, tapped for usage, aborted upstream when the client leaves. */
 import http from 'node:http';
-import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import { startUpstream, streamReply, PROMPT_TOKENS, words, type TestUpstream, type UpstreamCall } from '../helpers/upstream';
+import { keyWithTokens, storeKinds } from '../helpers/stores';
+import { streamReply, PROMPT_TOKENS, words, type UpstreamCall } from '../helpers/upstream';
 import { countText } from '../../src/estimate';
-import { startProxy, settled, chatBody, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { settled, chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
+import { proxyFixture } from '../helpers/fixture';
 
 /** Posts and collects the raw response bytes (no SSE parsing), with the time the first body byte came. */
 function rawPost(
@@ -47,31 +48,18 @@ function expectedStream(tokens: string[], withUsage: boolean): string {
 }
 
 describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
-
-  beforeEach(async () => {
-    s = await makeStore(kind);
-    upstream = await startUpstream();
-    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url });
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
-  });
+  const t = proxyFixture(kind);
 
   it('asks the upstream for usage, hides the usage chunk the client did not ask for, and is otherwise byte-for-byte', async () => {
-    const key = await keyWithTokens(s.store, 10_000);
-    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true }));
+    const key = await keyWithTokens(t.s.store, 10_000);
+    const res = await rawPost(t.proxy.url, key.secret, chatBody({ stream: true }));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toContain('text/event-stream');
-    expect(upstream.calls[0].body.stream_options).toEqual({ include_usage: true });
-    expect(upstream.calls[0].body.model).toBe(UPSTREAM_MODEL);
+    expect(t.upstream.calls[0].body.stream_options).toEqual({ include_usage: true });
+    expect(t.upstream.calls[0].body.model).toBe(UPSTREAM_MODEL);
     expect(res.text).toBe(expectedStream(words(5), false));
-    await settled(proxy);
-    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(record).toMatchObject({
       promptTokens: PROMPT_TOKENS,
       completionTokens: 5,
@@ -79,12 +67,12 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
       stream: true,
       estimated: false,
     });
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 5);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 5);
   });
 
   it('keeps the usage chunk when the client asked for it', async () => {
-    const key = await keyWithTokens(s.store, 10_000);
-    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true, stream_options: { include_usage: true } }));
+    const key = await keyWithTokens(t.s.store, 10_000);
+    const res = await rawPost(t.proxy.url, key.secret, chatBody({ stream: true, stream_options: { include_usage: true } }));
     expect(res.text).toBe(expectedStream(words(5), true));
   });
 
@@ -93,11 +81,11 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
     // buffered the stream would never deliver it, and this test would time out.
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    upstream.behave(streamReply({ tokens: words(3), holdAfterFirst: gate }));
-    const key = await keyWithTokens(s.store, 10_000);
+    t.upstream.behave(streamReply({ tokens: words(3), holdAfterFirst: gate }));
+    const key = await keyWithTokens(t.s.store, 10_000);
     const firstChunk = new Promise<string>((resolve, reject) => {
       const req = http.request(
-        `${proxy.url}/v1/chat/completions`,
+        `${t.proxy.url}/v1/chat/completions`,
         { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } },
         (res) => {
           res.once('data', (c: Buffer) => {
@@ -110,27 +98,27 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
       req.end(JSON.stringify(chatBody({ stream: true })));
     });
     expect(await firstChunk).toContain('"role":"assistant"');
-    expect(upstream.calls[0].aborted).toBe(false);
+    expect(t.upstream.calls[0].aborted).toBe(false);
   });
 
   it('counts the streamed text with the tokenizer when the upstream sends no usage', async () => {
-    upstream.behave(streamReply({ tokens: ['Hello', ' there', ', friend'], usage: 'never' }));
-    const key = await keyWithTokens(s.store, 10_000);
-    const res = await rawPost(proxy.url, key.secret, chatBody({ stream: true }));
+    t.upstream.behave(streamReply({ tokens: ['Hello', ' there', ', friend'], usage: 'never' }));
+    const key = await keyWithTokens(t.s.store, 10_000);
+    const res = await rawPost(t.proxy.url, key.secret, chatBody({ stream: true }));
     expect(res.text).toContain('data: [DONE]');
-    await settled(proxy);
-    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(record.estimated).toBe(true);
     expect(record.completionTokens).toBe(countText('Hello there, friend'));
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
   });
 
   it('aborts the upstream request when the client disconnects mid-stream, and charges what was produced', async () => {
-    upstream.behave(streamReply({ tokens: words(200), delayMs: 20 }));
-    const key = await keyWithTokens(s.store, 10_000);
+    t.upstream.behave(streamReply({ tokens: words(200), delayMs: 20 }));
+    const key = await keyWithTokens(t.s.store, 10_000);
     let received = '';
     const req = http.request(
-      `${proxy.url}/v1/chat/completions`,
+      `${t.proxy.url}/v1/chat/completions`,
       { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } },
       (res) => {
         res.on('data', (c: Buffer) => {
@@ -141,15 +129,15 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
     );
     req.on('error', () => {});
     req.end(JSON.stringify(chatBody({ stream: true })));
-    const aborted: UpstreamCall = await upstream.aborted();
+    const aborted: UpstreamCall = await t.upstream.aborted();
     expect(aborted.aborted).toBe(true);
     await new Promise((r) => setTimeout(r, 50));
-    await settled(proxy);
-    const [record] = await s.store.usage({ keyId: key.id, limit: 10 });
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
     expect(record.status).toBe(499);
     expect(record.estimated).toBe(true);
     expect(record.completionTokens).toBeGreaterThanOrEqual(3);
     expect(record.completionTokens).toBeLessThan(200);
-    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
   });
 });

@@ -3,38 +3,29 @@ import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import OpenAI from 'openai';
-import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores';
-import { startUpstream, streamReply, jsonReply, words, PROMPT_TOKENS, type TestUpstream } from '../helpers/upstream';
-import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { keyWithTokens } from '../helpers/stores';
+import { streamReply, jsonReply, words, PROMPT_TOKENS } from '../helpers/upstream';
+import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
 import { freePort } from '../helpers/redis-server';
+import { proxyFixture } from '../helpers/fixture';
 import { countText } from '../../src/estimate';
 
 describe('upstream faults (redis store)', () => {
-  let s: StoreUnderTest;
-  let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
+  const t = proxyFixture('redis', { env: { UPSTREAM_TIMEOUT_MS: '300' } });
   let key: { id: string; secret: string };
   const post = (body: unknown) =>
-    request(proxy.url)
+    request(t.proxy.url)
       .post('/v1/chat/completions')
       .set('authorization', `Bearer ${key.secret}`)
       .send(body as object);
-  const untouched = async () => expect(await s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0 });
+  const untouched = async () => expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0 });
 
   beforeEach(async () => {
-    s = await makeStore('redis');
-    upstream = await startUpstream();
-    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, env: { UPSTREAM_TIMEOUT_MS: '300' } });
-    key = await keyWithTokens(s.store, 10_000);
-  });
-  afterEach(async () => {
-    await proxy.close();
-    await upstream.close();
-    await s.close();
+    key = await keyWithTokens(t.s.store, 10_000);
   });
 
   it('keeps an upstream 4xx status and message, and charges nothing', async () => {
-    upstream.behave((_c, _r, res) => {
+    t.upstream.behave((_c, _r, res) => {
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({ error: { message: 'This model does not support tools', type: 'BadRequestError', param: 'tools', code: 400 } }),
@@ -48,36 +39,36 @@ describe('upstream faults (redis store)', () => {
       param: 'tools',
       code: 'upstream_error',
     });
-    await settled(proxy);
+    await settled(t.proxy);
     await untouched();
   });
 
   it('keeps an upstream 5xx with a plain-text body as an OpenAI-shaped error', async () => {
-    upstream.behave((_c, _r, res) => {
+    t.upstream.behave((_c, _r, res) => {
       res.writeHead(503, { 'content-type': 'text/plain' });
       res.end('model is loading');
     });
     const res = await post(chatBody());
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ message: 'model is loading', type: 'api_error', code: 'upstream_error' });
-    await settled(proxy);
+    await settled(t.proxy);
     await untouched();
   });
 
   it('turns the upstream refusing our credentials into a 502, not a 401 about the client key', async () => {
-    upstream.behave((_c, _r, res) => {
+    t.upstream.behave((_c, _r, res) => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end('{"error":{"message":"bad key"}}');
     });
     const res = await post(chatBody());
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('upstream_error');
-    await settled(proxy);
+    await settled(t.proxy);
     await untouched();
   });
 
   it('answers 502 when the upstream refuses connections', async () => {
-    const dead = await startProxy({ store: s.store, upstreamUrl: `http://127.0.0.1:${await freePort()}/v1` });
+    const dead = await startProxy({ store: t.s.store, upstreamUrl: `http://127.0.0.1:${await freePort()}/v1` });
     try {
       const res = await request(dead.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
       expect(res.status).toBe(502);
@@ -90,28 +81,28 @@ describe('upstream faults (redis store)', () => {
   });
 
   it('answers 504 when the upstream stalls before its headers', async () => {
-    upstream.behave(() => {});
+    t.upstream.behave(() => {});
     const res = await post(chatBody());
     expect(res.status).toBe(504);
     expect(res.body.error.code).toBe('upstream_timeout');
-    await settled(proxy);
+    await settled(t.proxy);
     await untouched();
   });
 
   it('answers 502 for a 200 whose body is not JSON, charging nothing', async () => {
-    upstream.behave((_c, _r, res) => {
+    t.upstream.behave((_c, _r, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('<html>oops</html>');
     });
     const res = await post(chatBody());
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('upstream_error');
-    await settled(proxy);
+    await settled(t.proxy);
     await untouched();
   });
 
   it('decodes a gzip response the upstream sent despite identity, and meters it', async () => {
-    upstream.behave((call, _r, res) => {
+    t.upstream.behave((call, _r, res) => {
       const body = gzipSync(
         JSON.stringify({
           id: 'x',
@@ -129,19 +120,19 @@ describe('upstream faults (redis store)', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-encoding']).toBeUndefined();
     expect(res.body.model).toBe(MODEL);
-    await settled(proxy);
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - 10);
+    await settled(t.proxy);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - 10);
   });
 
   it('ends the client stream with an error event when the upstream resets mid-stream, and charges what was sent', async () => {
-    upstream.behave((call, req, res) => {
+    t.upstream.behave((call, req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const w of words(3))
         res.write(`data: ${JSON.stringify({ model: call.body.model, choices: [{ index: 0, delta: { content: w } }] })}\n\n`);
       res.write('data: {"model":"half a li');
       setTimeout(() => req.socket.destroy(), 30);
     });
-    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: key.secret, baseURL: t.proxy.baseURL, maxRetries: 0 });
     const got: string[] = [];
     await expect(
       (async () => {
@@ -150,40 +141,40 @@ describe('upstream faults (redis store)', () => {
       })(),
     ).rejects.toThrow(/mid-stream/);
     expect(got.join('')).toBe(words(3).join(''));
-    await settled(proxy);
-    const [record] = await s.store.usage({ keyId: key.id, limit: 5 });
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 5 });
     expect(record).toMatchObject({ estimated: true, completionTokens: countText(words(3).join('')) });
-    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: 10_000 - record.chargedTokens });
   });
 
   it('ends the stream cleanly when the upstream stalls mid-stream', async () => {
-    upstream.behave((call, _r, res) => {
+    t.upstream.behave((call, _r, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`data: ${JSON.stringify({ model: call.body.model, choices: [{ index: 0, delta: { content: 'partial' } }] })}\n\n`);
     });
-    const res = await rawStream(proxy.url, key.secret);
+    const res = await rawStream(t.proxy.url, key.secret);
     expect(res).toContain('"content":"partial"');
     expect(res).toContain('"code":"upstream_timeout"');
-    await settled(proxy);
-    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0 });
-    expect(upstream.calls[0].aborted).toBe(true);
+    await settled(t.proxy);
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ reserved: 0 });
+    expect(t.upstream.calls[0].aborted).toBe(true);
   });
 
   it('passes a stream that ends without [DONE] as it is, and charges its usage', async () => {
-    upstream.behave(streamReply({ tokens: words(2), done: false }));
-    const res = await rawStream(proxy.url, key.secret);
+    t.upstream.behave(streamReply({ tokens: words(2), done: false }));
+    const res = await rawStream(t.proxy.url, key.secret);
     expect(res).not.toContain('[DONE]');
     expect(res).not.toContain('error');
-    await settled(proxy);
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 2);
+    await settled(t.proxy);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 2);
   });
 
   it('charges a JSON answer to a stream request (an upstream that ignores stream) from its usage', async () => {
-    upstream.behave(jsonReply({ tokens: words(3) }));
-    const res = await rawStream(proxy.url, key.secret);
+    t.upstream.behave(jsonReply({ tokens: words(3) }));
+    const res = await rawStream(t.proxy.url, key.secret);
     expect(JSON.parse(res).model).toBe(MODEL);
-    await settled(proxy);
-    expect((await s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 3);
+    await settled(t.proxy);
+    expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 3);
   });
 });
 

@@ -1,23 +1,27 @@
 /** What only the memory store does: it bounds its heap, keeping the newest usage records and exact totals. */
 import { MemoryStore } from '../../src/store/memory-store';
+import type { Settlement } from '../../src/store/types';
 import { keyWithTokens } from '../helpers/stores';
+
+/** A settled request of 1 + 1 tokens, charged 2. */
+const settlement = (keyId: string, requestId: string): Settlement => ({
+  keyId,
+  requestId,
+  model: 'a/b',
+  promptTokens: 1,
+  completionTokens: 1,
+  chargedTokens: 2,
+  estimated: false,
+  stream: false,
+  status: 200,
+});
 
 describe('MemoryStore', () => {
   it('keeps the newest usage records up to its limit, with totals and balance still exact', async () => {
     const store = new MemoryStore({ ledgerLimit: 8 });
     const { id } = await keyWithTokens(store, 10_000);
     for (let i = 0; i < 30; i++) {
-      await store.settle({
-        keyId: id,
-        requestId: `r${i}`,
-        model: 'a/b',
-        promptTokens: 1,
-        completionTokens: 1,
-        chargedTokens: 2,
-        estimated: false,
-        stream: false,
-        status: 200,
-      });
+      await store.settle(settlement(id, `r${i}`));
     }
     const kept = (await store.usage({ keyId: id, limit: 100 })).map((r) => r.requestId);
     expect(kept.length).toBeGreaterThanOrEqual(8);
@@ -30,17 +34,7 @@ describe('MemoryStore', () => {
     let now = 1_000_000;
     const store = new MemoryStore({ now: () => now, settleDedupSeconds: 60 });
     const { id } = await keyWithTokens(store, 10_000);
-    const s = {
-      keyId: id,
-      requestId: 'r1',
-      model: 'a/b',
-      promptTokens: 1,
-      completionTokens: 1,
-      chargedTokens: 2,
-      estimated: false,
-      stream: false,
-      status: 200,
-    };
+    const s = settlement(id, 'r1');
     expect(await store.settle(s)).toBe('settled');
     now += 59_000;
     expect(await store.settle(s)).toBe('duplicate');
