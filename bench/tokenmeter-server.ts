@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { generateKey } from '../src/keys';
+import { generateKey } from '../src/http/keys';
 import { start } from '../src/server';
 import './gc-on-signal';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';

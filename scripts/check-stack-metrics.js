@@ -18,7 +18,7 @@ const DS_REF = '${DS_PROMETHEUS}';
 
 /**
  * The closed sets of label values the dashboard and alerts may filter on; every other label takes any value. The
- * metric and label names themselves are read from src/metrics.ts below, so this script cannot drift from the code.
+ * metric and label names themselves are read from src/observability/metrics.ts below, so this script cannot drift from the code.
  */
 const CLOSED_VALUES = {
   stream: ['true', 'false'],
@@ -30,10 +30,10 @@ const KIND_VALUES = {
   tokenmeter_upstream_errors_total: ['connect', 'timeout', 'status', 'mid_stream'],
 };
 
-/** What src/metrics.ts registers: metric -> { labels: {label -> values or null}, histogram }. */
+/** What src/observability/metrics.ts registers: metric -> { labels: {label -> values or null}, histogram }. */
 function appMetrics() {
   require('tsx/cjs');
-  const { Metrics } = require('../src/metrics');
+  const { Metrics } = require('../src/observability/metrics');
   const metrics = new Metrics({ perKey: true, processMetrics: false });
   const out = {};
   for (const metric of metrics.registry.getMetricsAsArray()) {

@@ -1,20 +1,20 @@
 /** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { adminApi } from './admin-api';
-import { bearerAuth } from './auth';
-import { chatCompletions } from './chat-completions';
-import type { Config } from './config';
-import { apiError, sendError } from './errors';
-import { jsonBody } from './json-body';
-import { modelsApi } from './models-api';
-import type { Logger } from './logger';
-import type { Meter } from './metering';
-import { metricsHandler } from './metrics-endpoint';
-import type { Metrics } from './metrics';
-import { requestLog } from './request-log';
-import type { Catalog } from './models';
+import { adminApi } from './admin/admin-api';
+import { bearerAuth } from './http/auth';
+import { chatCompletions } from './proxy/chat-completions';
+import type { Config } from './config/config';
+import { apiError, sendError } from './http/errors';
+import { jsonBody } from './http/json-body';
+import { modelsApi } from './catalog/models-api';
+import type { Logger } from './observability/logger';
+import type { Meter } from './metering/metering';
+import { metricsHandler } from './observability/metrics-endpoint';
+import type { Metrics } from './observability/metrics';
+import { requestLog } from './observability/request-log';
+import type { Catalog } from './catalog/models';
 import type { Store } from './store/types';
-import type { Upstreams } from './upstream-proxy';
+import type { Upstreams } from './proxy/upstream-proxy';
 
 export interface AppDeps {
   config: Config;

@@ -1,17 +1,17 @@
 /** The process entry point: parse config once, build every service, listen, and shut down gracefully. */
 import type { Server } from 'node:http';
 import { createApp } from './app';
-import { ConfigError, loadConfig, type Config } from './config';
-import { Journal } from './journal';
-import { createLogger, type Logger } from './logger';
-import { Meter } from './metering';
-import { metricsServer } from './metrics-endpoint';
-import { Metrics } from './metrics';
-import { ModelsFile, ModelsFileError } from './models';
+import { ConfigError, loadConfig, type Config } from './config/config';
+import { Journal } from './metering/journal';
+import { createLogger, type Logger } from './observability/logger';
+import { Meter } from './metering/metering';
+import { metricsServer } from './observability/metrics-endpoint';
+import { Metrics } from './observability/metrics';
+import { ModelsFile, ModelsFileError } from './catalog/models';
 import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
-import { Upstreams } from './upstream-proxy';
+import { Upstreams } from './proxy/upstream-proxy';
 
 export interface Running {
   server: Server;

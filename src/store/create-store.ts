@@ -1,7 +1,7 @@
 /** Builds the configured store: Redis (or Redis Cluster) when REDIS_URL is set, else the embedded memory store. */
 import Redis, { Cluster } from 'ioredis';
-import type { Config } from '../config';
-import type { Logger } from '../logger';
+import type { Config } from '../config/config';
+import type { Logger } from '../observability/logger';
 import { MemoryStore } from './memory-store';
 import { RedisStore, redisClientOptions } from './redis-store';
 import type { Store } from './types';

@@ -1,5 +1,5 @@
 /** A Store decorator that times every operation and counts failures, for the store metrics. */
-import type { Metrics } from '../metrics';
+import type { Metrics } from '../observability/metrics';
 import type { Store } from './types';
 
 export function instrumentStore(store: Store, metrics: Metrics): Store {

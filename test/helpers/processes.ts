@@ -75,12 +75,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node dist/cli.js ...args`. */
+/** Runs `node dist/cli/cli.js ...args`. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'dist', 'cli.js'), ...args],
+      [join(ROOT, 'dist', 'cli', 'cli.js'), ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });

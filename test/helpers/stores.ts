@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import type { Store } from '../../src/store/types';
-import { generateKey } from '../../src/keys';
+import { generateKey } from '../../src/http/keys';
 
 export function testRedisUrl(): string {
   const url = process.env.TEST_REDIS_URL;

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { streamReply, PROMPT_TOKENS, words, type UpstreamCall } from '../helpers/upstream';
-import { countText } from '../../src/estimate';
+import { countText } from '../../src/metering/estimate';
 import { settled, chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
 import { proxyFixture } from '../helpers/fixture';
 

@@ -5,8 +5,8 @@
 import request from 'supertest';
 import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { startUpstream, streamReply, jsonReply, words, type TestUpstream, type Behaviour } from '../helpers/upstream';
-import type { ChatRequest } from '../../src/chat-request';
-import { estimatePromptTokens, promptTokenBound } from '../../src/estimate';
+import type { ChatRequest } from '../../src/http/chat-request';
+import { estimatePromptTokens, promptTokenBound } from '../../src/metering/estimate';
 import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/proxy';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import Redis from 'ioredis';

@@ -6,7 +6,7 @@ import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../he
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
 import { startProxy, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
-import { generateKey } from '../../src/keys';
+import { generateKey } from '../../src/http/keys';
 import { freePort } from '../helpers/redis-server';
 
 /** Sends exact bytes (supertest would re-encode a Buffer body). */

@@ -8,7 +8,7 @@ import { streamReply, jsonReply, words, PROMPT_TOKENS } from '../helpers/upstrea
 import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
 import { freePort } from '../helpers/redis-server';
 import { proxyFixture } from '../helpers/fixture';
-import { countText } from '../../src/estimate';
+import { countText } from '../../src/metering/estimate';
 
 describe('upstream faults (redis store)', () => {
   const t = proxyFixture('redis', { env: { UPSTREAM_TIMEOUT_MS: '300' } });

@@ -1,5 +1,5 @@
 /** The one map from an upstream connection failure (errno) to the gateway status the client gets. */
-import { apiError, type ApiError } from './errors';
+import { apiError, type ApiError } from '../http/errors';
 
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_HEADERS_TIMEOUT']);
 

@@ -3,11 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { Meter, charge } from '../src/metering';
-import { RedisStore, redisClientOptions } from '../src/store/redis-store';
-import { createLogger } from '../src/logger';
-import { startRedisServer } from './helpers/redis-server';
-import { keyWithTokens } from './helpers/stores';
+import { Meter, charge } from '../../src/metering/metering';
+import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
+import { createLogger } from '../../src/observability/logger';
+import { startRedisServer } from '../helpers/redis-server';
+import { keyWithTokens } from '../helpers/stores';
 
 describe('Meter', () => {
   it('charges with the model weights, rounding up', () => {

@@ -1,6 +1,6 @@
 /** The stream tap: whole lines out, usage found, usage-only chunk dropped on request, model rewritten. */
-import { modelRewriter } from '../src/model-rewriter';
-import { SseTap } from '../src/sse-tap';
+import { modelRewriter } from '../../src/proxy/model-rewriter';
+import { SseTap } from '../../src/proxy/sse-tap';
 
 const data = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
 const chunk = (content: string, model = 'up/m') => data({ model, choices: [{ index: 0, delta: { content } }], usage: null });

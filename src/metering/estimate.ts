@@ -2,7 +2,7 @@
  * Token counts made here rather than by the upstream: the prompt estimate behind every reservation, and the usage of
  * responses whose upstream reported none. gpt-tokenizer's o200k_base stands in for the model's own tokenizer.
  */
-import type { ChatMessage, ChatRequest } from './chat-request';
+import type { ChatMessage, ChatRequest } from '../http/chat-request';
 
 type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 

@@ -3,17 +3,17 @@
  * the rewritten body through the model's upstream. Everything after the reservation belongs to the Exchange.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { unsupported, upstreamMessages } from './capabilities';
-import { requestedMaxTokens, validateChatRequest, type ChatRequest } from './chat-request';
-import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
-import { PromptSize } from './estimate';
+import { unsupported, upstreamMessages } from '../catalog/capabilities';
+import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../http/chat-request';
+import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
+import { PromptSize } from '../metering/estimate';
 import { Exchange, type ExchangeDeps } from './exchange';
-import { upstreamRequestHeaders } from './http-headers';
-import type { Logger } from './logger';
-import type { Meter } from './metering';
-import type { Metrics } from './metrics';
-import type { RequestFacts } from './request-log';
-import type { Catalog } from './models';
+import { upstreamRequestHeaders } from '../http/http-headers';
+import type { Logger } from '../observability/logger';
+import type { Meter } from '../metering/metering';
+import type { Metrics } from '../observability/metrics';
+import type { RequestFacts } from '../observability/request-log';
+import type { Catalog } from '../catalog/models';
 import type { Upstreams } from './upstream-proxy';
 
 export interface ChatCompletionsOptions {

@@ -1,8 +1,8 @@
 /** The admin API's bearer token check: compared in constant time, whatever the length or content of the guess. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { apiError, sendError } from './errors';
-import { requestBearerToken } from './keys';
+import { apiError, sendError } from '../http/errors';
+import { requestBearerToken } from '../http/keys';
 
 const REFUSED = apiError('invalid_api_key', 'The admin token is missing or wrong. Send "Authorization: Bearer <ADMIN_TOKEN>".');
 

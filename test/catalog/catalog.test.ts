@@ -7,8 +7,8 @@ import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores
 import { startUpstream, PROMPT_TOKENS, words, streamReply, type TestUpstream } from '../helpers/upstream';
 import { startProxy, settled, chatBody, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
 import { writeModelsFile } from '../helpers/models-file';
-import { ModelsFile } from '../../src/models';
-import { countText } from '../../src/estimate';
+import { ModelsFile } from '../../src/catalog/models';
+import { countText } from '../../src/metering/estimate';
 
 const LIMITED = 'acme/limited';
 const WEIGHTED = 'acme/weighted';

@@ -2,8 +2,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
-import type { Logger } from './logger';
-import type { Store } from './store/types';
+import type { Logger } from '../observability/logger';
+import type { Store } from '../store/types';
 
 export interface AuthOptions {
   store: Store;

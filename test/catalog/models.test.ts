@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCatalog, loadCatalog, ModelsFile, ModelsFileError } from '../src/models';
+import { buildCatalog, loadCatalog, ModelsFile, ModelsFileError } from '../../src/catalog/models';
 
 const defaults = { upstreamUrl: 'http://up:8000/v1', upstreamApiKey: 'default-key', env: { VLLM_CODE_API_KEY: 'code-key' } };
 const base = { context_length: 100, max_output_tokens: 10 };

@@ -3,10 +3,10 @@
  * while requests are in flight, and makes sure every settlement reaches the store, retrying while it is away.
  */
 import type { Journal } from './journal';
-import type { Logger } from './logger';
-import type { Metrics } from './metrics';
-import type { Model } from './models';
-import type { ReserveResult, Settlement, Store } from './store/types';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { Model } from '../catalog/models';
+import type { ReserveResult, Settlement, Store } from '../store/types';
 
 export interface MeterOptions {
   store: Store;

@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { ErrorCode } from './errors';
+import type { ErrorCode } from '../http/errors';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import type { Model } from './models';
+import type { Model } from '../catalog/models';
 
 /** What the handlers leave in res.locals for this log line. */
 export interface RequestFacts {

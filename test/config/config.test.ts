@@ -1,6 +1,6 @@
 /** Configuration is parsed once; a bad value stops start-up with one line naming the variable. */
 import { hostname } from 'node:os';
-import { loadConfig, ConfigError } from '../src/config';
+import { loadConfig, ConfigError } from '../../src/config/config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { modelRewriter } from './model-rewriter';
+import { modelRewriter } from '../proxy/model-rewriter';
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
 export const SAMPLING_PARAMETERS = [

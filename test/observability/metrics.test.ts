@@ -1,11 +1,11 @@
 /** Metrics agree with the ledger; labels stay bounded; logs never carry the key; request ids are kept or made. */
 import { writeFileSync } from 'node:fs';
 import request from 'supertest';
-import { keyWithTokens } from './helpers/stores';
-import { startProxy, settled, chatBody, MODEL } from './helpers/proxy';
-import { startProxyProcess } from './helpers/processes';
-import { writeModelsFile } from './helpers/models-file';
-import { proxyFixture } from './helpers/fixture';
+import { keyWithTokens } from '../helpers/stores';
+import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
+import { startProxyProcess } from '../helpers/processes';
+import { writeModelsFile } from '../helpers/models-file';
+import { proxyFixture } from '../helpers/fixture';
 
 /** The value of one sample in Prometheus text format, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

@@ -1,9 +1,9 @@
 /** GET /v1/models and /v1/models/:id (behind key auth): the OpenAI list shape plus our limits, capabilities, pricing. */
 import { Router, type Request, type Response } from 'express';
-import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
-import type { Logger } from './logger';
+import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
+import type { Logger } from '../observability/logger';
 import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
-import type { Store } from './store/types';
+import type { Store } from '../store/types';
 
 export interface ModelObject {
   id: string;

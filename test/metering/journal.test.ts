@@ -2,8 +2,8 @@
 import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Journal } from '../src/journal';
-import type { Settlement } from '../src/store/types';
+import { Journal } from '../../src/metering/journal';
+import type { Settlement } from '../../src/store/types';
 
 const settlement = (requestId: string): Settlement => ({
   keyId: 'key_a',

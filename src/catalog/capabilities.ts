@@ -1,6 +1,6 @@
 /** What a model supports, enforced before forwarding: a refusal names the param and says what the model accepts. */
-import type { ChatMessage, ChatRequest } from './chat-request';
-import { apiError, type ApiError } from './errors';
+import type { ChatMessage, ChatRequest } from '../http/chat-request';
+import { apiError, type ApiError } from '../http/errors';
 import { SAMPLING_PARAMETERS, type Model } from './models';
 
 const IMAGE_PARTS = new Set(['image_url', 'input_image']);

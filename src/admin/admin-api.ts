@@ -6,12 +6,12 @@ import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { adminToken } from './admin-token';
 import { keyDetailObject, keyObject, packageObject, usageObject } from './api-objects';
-import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
-import { generateKey } from './keys';
-import type { Logger } from './logger';
-import type { Catalog } from './models';
-import type { Store } from './store/types';
-import { invalidRequest } from './zod-errors';
+import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
+import { generateKey } from '../http/keys';
+import type { Logger } from '../observability/logger';
+import type { Catalog } from '../catalog/models';
+import type { Store } from '../store/types';
+import { invalidRequest } from '../http/zod-errors';
 
 export interface AdminApiOptions {
   token: string;

@@ -1,5 +1,5 @@
 /** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
-import type { KeyDetailObject, KeyObject, PackageObject, UsageObject } from './api-objects';
+import type { KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
 
 export type CreatedKey = KeyObject & { key: string; balance: number };
 

@@ -5,14 +5,14 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { apiError, sendError, type ApiError } from './errors';
-import { countText } from './estimate';
-import { downstreamResponseHeaders } from './http-headers';
+import { apiError, sendError, type ApiError } from '../http/errors';
+import { countText } from '../metering/estimate';
+import { downstreamResponseHeaders } from '../http/http-headers';
 import type { Response } from 'express';
-import type { Logger } from './logger';
-import type { Metrics } from './metrics';
-import { charge, type Lease, type Meter } from './metering';
-import type { Model } from './models';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import { charge, type Lease, type Meter } from '../metering/metering';
+import type { Model } from '../catalog/models';
 import { SseTap, type Usage } from './sse-tap';
 import { upstreamFailure } from './upstream-errors';
 

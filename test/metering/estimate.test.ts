@@ -1,7 +1,7 @@
 /** The prompt estimate: the byte bound never undercounts the tokenizer, and PromptSize counts exactly only on demand. */
 import fc from 'fast-check';
-import type { ChatRequest } from '../src/chat-request';
-import { estimatePromptTokens, promptTokenBound, PromptSize } from '../src/estimate';
+import type { ChatRequest } from '../../src/http/chat-request';
+import { estimatePromptTokens, promptTokenBound, PromptSize } from '../../src/metering/estimate';
 
 const text = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 200 }),

@@ -4,7 +4,7 @@
  * did not ask for. Only the usage chunk is ever JSON-parsed; every other line costs a few substring searches.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { countText } from './estimate';
+import { countText } from '../metering/estimate';
 
 export interface Usage {
   promptTokens: number;

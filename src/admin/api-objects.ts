@@ -1,5 +1,5 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
-import type { KeyRecord, KeyState, TokenPackage, UsageRecord } from './store/types';
+import type { KeyRecord, KeyState, TokenPackage, UsageRecord } from '../store/types';
 
 export interface KeyObject {
   id: string;
