@@ -23,10 +23,18 @@ export class StreamedText {
     const length = to - from + 1;
     if (this.rawLength + length > RAW_LIMIT) this.extract();
     if (length > RAW_LIMIT) return this.extractFrom(buf.toString('utf8', from, to));
-    this.raw ??= Buffer.allocUnsafe(RAW_LIMIT);
-    buf.copy(this.raw, this.rawLength, from, to);
+    if (this.raw === undefined || this.rawLength + length > this.raw.length) this.grow(this.rawLength + length);
+    const raw = this.raw as Buffer;
+    buf.copy(raw, this.rawLength, from, to);
     this.rawLength += length;
-    this.raw[this.rawLength - 1] = 0x0a;
+    raw[this.rawLength - 1] = 0x0a;
+  }
+
+  /** Room for `needed` bytes: a short stream holds a small buffer, a long one at most RAW_LIMIT. */
+  private grow(needed: number): void {
+    const bigger = Buffer.allocUnsafe(Math.min(RAW_LIMIT, Math.max(needed, 2 * (this.raw?.length ?? 512))));
+    this.raw?.copy(bigger, 0, 0, this.rawLength);
+    this.raw = bigger;
   }
 
   /** Completion tokens in what was added, counted with our tokenizer. */
