@@ -1,6 +1,7 @@
 /** The process entry point: parse config once, build every service, listen, and shut down gracefully. */
 import type { Server } from 'node:http';
 import { createApp } from './app';
+import { clientErrorHandler } from './http/client-error';
 import { ConfigError, loadConfig, type Config } from './config/config';
 import { Journal } from './metering/journal';
 import { createLogger, type Logger } from './observability/logger';
@@ -49,6 +50,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   if (!(await storeAnswers(store, 3_000))) logger.warn('store not reachable at start; requests get 503 until it is');
 
   const server = app.listen(config.port, config.host);
+  // Requests Node's parser or request timeout refuses never reach Express: answer them in the OpenAI shape too.
+  server.on('clientError', clientErrorHandler(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
