@@ -10,7 +10,7 @@ export function createStore(config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'r
   if (!config.redisUrl) return new MemoryStore();
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one API key's keys, all under its hash tag: one slot, so they run unchanged on a cluster.
+    ? // Every script touches one account's keys, all under its hash tag: one slot, so they run unchanged on a cluster.
       new Cluster([config.redisUrl], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
     : new Redis(config.redisUrl, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.
