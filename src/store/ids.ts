@@ -1,7 +1,7 @@
 /** Identifiers and ledger cursors shared by both stores. */
 import { randomBytes } from 'node:crypto';
 
-export function newId(kind: 'key' | 'pkg'): string {
+export function newId(kind: 'key' | 'pkg' | 'prod' | 'rc'): string {
   // Time-ordered, so package ids sort by creation (the settle tie-break).
   return `${kind}_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
 }
