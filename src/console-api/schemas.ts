@@ -42,6 +42,11 @@ export const loginRequest = z.strictObject({
   password: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(PASSWORD_MAX_LENGTH),
 });
 
+/** `POST /console/api/logout`: `everywhere` ends every session of the account, not only this one. */
+export const logoutRequest = z.strictObject({
+  everywhere: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
 /** `POST /console/api/keys`. */
 export const createKeyRequest = z.strictObject({
   name: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
@@ -216,6 +221,7 @@ export const errorBody = z.object({
 
 export type RegisterRequest = z.infer<typeof registerRequest>;
 export type LoginRequest = z.infer<typeof loginRequest>;
+export type LogoutRequest = z.infer<typeof logoutRequest>;
 export type CreateKeyRequest = z.infer<typeof createKeyRequest>;
 export type UsageQuery = z.infer<typeof usageQuery>;
 export type DailyUsageQuery = z.infer<typeof dailyUsageQuery>;

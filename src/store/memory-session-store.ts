@@ -5,6 +5,7 @@ interface Session {
   created: number;
   lastSeenMs: number;
   idleMs: number;
+  stamp: string;
 }
 
 export class MemorySessionStore implements SessionStore {
@@ -19,7 +20,7 @@ export class MemorySessionStore implements SessionStore {
     this.purgeAccount(input.accountId, nowMs);
     let mine = this.sessions.get(input.accountId);
     if (!mine) this.sessions.set(input.accountId, (mine = new Map()));
-    mine.set(input.hash, { created: Math.floor(nowMs / 1000), lastSeenMs: nowMs, idleMs: input.idleMs });
+    mine.set(input.hash, { created: Math.floor(nowMs / 1000), lastSeenMs: nowMs, idleMs: input.idleMs, stamp: input.stamp });
   }
 
   async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
@@ -29,7 +30,7 @@ export class MemorySessionStore implements SessionStore {
     if (!s) return undefined;
     s.lastSeenMs = nowMs;
     s.idleMs = idleMs;
-    return { accountId, created: s.created, lastSeen: Math.floor(nowMs / 1000) };
+    return { accountId, created: s.created, lastSeen: Math.floor(nowMs / 1000), stamp: s.stamp };
   }
 
   async deleteSession(accountId: string, hash: string): Promise<boolean> {

@@ -42,15 +42,15 @@ export class RedisSessionStore implements SessionStore {
   async createSession(input: NewSession): Promise<void> {
     await this.run.tmSessionCreate(
       [this.sessionKey(input.accountId, input.hash), this.setKey(input.accountId)],
-      [input.hash, input.idleMs],
+      [input.hash, input.idleMs, input.stamp],
     );
   }
 
   async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
     const reply = await this.run.tmSessionTouch([this.sessionKey(accountId, hash), this.setKey(accountId)], [idleMs]);
     if (reply === null) return undefined;
-    const [created, lastSeen] = reply as [string, string];
-    return { accountId, created: Number(created), lastSeen: Number(lastSeen) };
+    const [created, lastSeen, stamp] = reply as [string, string, string | null];
+    return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
   }
 
   async deleteSession(accountId: string, hash: string): Promise<boolean> {

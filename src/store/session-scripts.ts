@@ -3,18 +3,18 @@
  * script runs on one slot, on Redis and Redis Cluster alike; a throttle bucket is one key. Time is the server's.
  *
  * Layout, for account A and session-id hash H (prefix omitted):
- *   {A}:ss:H  HASH    created last_seen (seconds); PEXPIREs idle ms after its last use
+ *   {A}:ss:H  HASH    created last_seen (seconds) stamp; PEXPIREs idle ms after its last use
  *   {A}:ss    SET     the account's session hashes; expires with the longest-lived of them
  *   lf:B      STRING  attempts counted in bucket B's current window; PEXPIREs at the window's end
  */
 
 /**
  * SESSION_CREATE: stores a session and adds it to its account's set.
- * KEYS: session, set. ARGV: hash, idle ms. Reply: 1.
+ * KEYS: session, set. ARGV: hash, idle ms, stamp. Reply: 1.
  */
 export const SESSION_CREATE = `
 local now = tonumber(redis.call('TIME')[1])
-redis.call('HSET', KEYS[1], 'created', now, 'last_seen', now)
+redis.call('HSET', KEYS[1], 'created', now, 'last_seen', now, 'stamp', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[1])
 -- Every member expires no later than idle ms from now, so the set may too (it is refreshed on each use).
@@ -24,16 +24,16 @@ return 1
 
 /**
  * SESSION_TOUCH: reads a live session and pushes its idle expiry forward; a session past its idle time is gone.
- * KEYS: session, set. ARGV: idle ms. Reply: {created, last_seen before this use} | false.
+ * KEYS: session, set. ARGV: idle ms. Reply: {created, now, stamp} | false.
  */
 export const SESSION_TOUCH = `
-local s = redis.call('HMGET', KEYS[1], 'created', 'last_seen')
+local s = redis.call('HMGET', KEYS[1], 'created', 'stamp')
 if not s[1] then return false end
 local now = tonumber(redis.call('TIME')[1])
 redis.call('HSET', KEYS[1], 'last_seen', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
-return {s[1], tostring(now)}
+return {s[1], tostring(now), s[2]}
 `;
 
 /**

@@ -9,6 +9,8 @@ export interface SessionRecord {
   created: UnixSeconds;
   /** When the session was last used; it ends `idleMs` after this. */
   lastSeen: UnixSeconds;
+  /** What the session was started under (a digest of the password hash): a changed password ends the session. */
+  stamp: string;
 }
 
 export interface NewSession {
@@ -17,6 +19,7 @@ export interface NewSession {
   hash: string;
   /** The session ends after this long unused. */
   idleMs: number;
+  stamp: string;
 }
 
 export type AttemptResult = { allowed: true } | { allowed: false; /** until the window ends */ retryAfterMs: number };

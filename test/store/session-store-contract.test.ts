@@ -17,16 +17,16 @@ describe.each(storeKinds)('%s session store', (kind) => {
 
   describe('sessions', () => {
     it('finds a session by account and hash, and nothing for another account or hash', async () => {
-      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR });
-      expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toMatchObject({ accountId: 'acc_a' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, stamp: 's1' });
+      expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toMatchObject({ accountId: 'acc_a', stamp: 's1' });
       expect(await s.store.touchSession('acc_b', 'h1', HOUR)).toBeUndefined();
       expect(await s.store.touchSession('acc_a', 'h2', HOUR)).toBeUndefined();
     });
 
     it('ends a session left unused for its idle time, and keeps one that is used within it', async () => {
       // Wide margins: a loaded machine may oversleep, and the busy session must still be touched within its idle time.
-      await s.store.createSession({ accountId: 'acc_a', hash: 'idle', idleMs: 500 });
-      await s.store.createSession({ accountId: 'acc_a', hash: 'busy', idleMs: 500 });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'idle', idleMs: 500, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'busy', idleMs: 500, stamp: 's1' });
       for (let i = 0; i < 5; i++) {
         await sleep(150);
         expect(await s.store.touchSession('acc_a', 'busy', 500)).toBeDefined();
@@ -35,8 +35,8 @@ describe.each(storeKinds)('%s session store', (kind) => {
     });
 
     it('deletes one session, leaving the account’s others', async () => {
-      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR });
-      await s.store.createSession({ accountId: 'acc_a', hash: 'h2', idleMs: HOUR });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h2', idleMs: HOUR, stamp: 's1' });
       expect(await s.store.deleteSession('acc_a', 'h1')).toBe(true);
       expect(await s.store.deleteSession('acc_a', 'h1')).toBe(false);
       expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toBeUndefined();
@@ -44,8 +44,8 @@ describe.each(storeKinds)('%s session store', (kind) => {
     });
 
     it('deletes every session of one account at once, and no other account’s', async () => {
-      for (const h of ['h1', 'h2', 'h3']) await s.store.createSession({ accountId: 'acc_a', hash: h, idleMs: HOUR });
-      await s.store.createSession({ accountId: 'acc_b', hash: 'hb', idleMs: HOUR });
+      for (const h of ['h1', 'h2', 'h3']) await s.store.createSession({ accountId: 'acc_a', hash: h, idleMs: HOUR, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_b', hash: 'hb', idleMs: HOUR, stamp: 's1' });
       expect(await s.store.deleteAccountSessions('acc_a')).toBe(3);
       for (const h of ['h1', 'h2', 'h3']) expect(await s.store.touchSession('acc_a', h, HOUR)).toBeUndefined();
       expect(await s.store.touchSession('acc_b', 'hb', HOUR)).toBeDefined();
@@ -54,7 +54,7 @@ describe.each(storeKinds)('%s session store', (kind) => {
 
     it('stores only the hash it was given, under the account’s hash tag (one Cluster slot)', async () => {
       if (!s.redis) return; // the memory store keeps what it is given by construction
-      await s.store.createSession({ accountId: 'acc_a', hash: 'deadbeef', idleMs: HOUR });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'deadbeef', idleMs: HOUR, stamp: 's1' });
       const keys = await s.redis.keys(`${s.prefix}*`);
       expect(keys.sort()).toEqual([`${s.prefix}{acc_a}:ss`, `${s.prefix}{acc_a}:ss:deadbeef`]);
     });
