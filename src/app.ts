@@ -1,8 +1,9 @@
 /** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { adminApi } from './admin/admin-api';
 import { adminToken } from './admin/admin-token';
 import { consoleApi } from './console-api/console-api';
+import { operatorBridge } from './console-api/operator-bridge';
 import { productAdmin } from './products/product-admin';
 import { stripeClient, stripeWebhook } from './products/stripe-checkout';
 import type { CommerceStore } from './store/commerce-types';
@@ -97,10 +98,14 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use('/v1/models', authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
-  const products = productAdmin({ commerce: deps.commerce, logger });
+  // The operator's routes (only with ADMIN_TOKEN): the product center's, then the rest of the admin API, which
+  // answers unknown routes. An admin session reaches the same router under /console/api/admin.
+  let operatorRoutes: Router | undefined;
   if (config.adminToken) {
-    app.use('/admin', adminToken(config.adminToken), products);
-    app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
+    const admin = adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
+    operatorRoutes = Router();
+    operatorRoutes.use(productAdmin({ commerce: deps.commerce, logger }), operatorBridge(config.adminToken, admin));
+    app.use('/admin', adminToken(config.adminToken), operatorRoutes);
   }
   const stripe = config.stripe ? stripeClient(config.stripe) : undefined;
   if (config.stripe && stripe) {
@@ -119,7 +124,7 @@ export function createApp(deps: AppDeps): Express {
       loginMaxFailures: config.loginMaxFailures,
       loginFailureWindowMs: config.loginFailureWindowMs,
       stripe,
-      adminRoutes: products,
+      adminRoutes: operatorRoutes,
     }),
   );
 

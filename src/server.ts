@@ -40,7 +40,19 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
     logger.info({ models: count }, 'models file reloaded');
     return count;
   };
-  const app = createApp({ config, store, sessions: stores.sessions, commerce: stores.commerce, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle });
+  const app = createApp({
+    config,
+    store,
+    sessions: stores.sessions,
+    commerce: stores.commerce,
+    catalog: models.current,
+    meter,
+    upstreams,
+    logger,
+    metrics,
+    reloadModels,
+    lifecycle,
+  });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));

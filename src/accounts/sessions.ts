@@ -28,7 +28,12 @@ export class Sessions {
    */
   async start(account: { id: string; passwordHash: string | null }): Promise<string> {
     const secret = randomBytes(32).toString('base64url');
-    await this.store.createSession({ accountId: account.id, hash: hashSessionSecret(secret), idleMs: this.idleMs, stamp: stampOf(account) });
+    await this.store.createSession({
+      accountId: account.id,
+      hash: hashSessionSecret(secret),
+      idleMs: this.idleMs,
+      stamp: stampOf(account),
+    });
     return `${account.id}.${secret}`;
   }
 

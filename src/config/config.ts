@@ -99,7 +99,10 @@ export const envSchema = z.object({
    */
   TRUST_PROXY: z
     .string()
-    .regex(/^(true|false|\d+|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/, 'must be true, false, a hop count or addresses')
+    .regex(
+      /^(true|false|\d+|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/,
+      'must be true, false, a hop count or addresses',
+    )
     .default('false')
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   /** Stripe's secret API key; with STRIPE_WEBHOOK_SECRET, turns on Checkout. */

@@ -53,7 +53,9 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   router.use(sameOrigin());
   router.use(express.json({ limit: '64kb' }));
 
-  router.use(accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }));
+  router.use(
+    accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }),
+  );
   router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
   router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard }));
   router.use('/usage', session, usageRoutes({ store, guard }));

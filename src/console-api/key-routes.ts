@@ -41,7 +41,10 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
       const unknown = input.models?.findIndex((m) => catalog.get(m) === undefined) ?? -1;
       if (unknown !== -1) {
         const param = `models[${unknown}]`;
-        return sendError(res, apiError('invalid_request_error', `Invalid '${param}': '${input.models![unknown]}' is not a served model.`, param));
+        return sendError(
+          res,
+          apiError('invalid_request_error', `Invalid '${param}': '${input.models![unknown]}' is not a served model.`, param),
+        );
       }
       const account = sessionAccount(res);
       const secret = generateKey();

@@ -33,11 +33,7 @@ export function generateCode(): NewCodeSecret {
 
 /** Upper case, without spaces or dashes, with the letters people mistake for digits read as those digits. */
 export function normaliseCode(code: string): string {
-  return code
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/O/g, '0')
-    .replace(/[IL]/g, '1');
+  return code.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
 }
 
 export function hashCode(code: string): string {

@@ -51,7 +51,12 @@ const createCodesSchema = z
     product_id: z.string({ error: 'must be a product id' }).min(1).optional(),
     tokens: tokens.optional(),
     valid_days: validDays.nullish(),
-    count: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1000, 'must be at most 1000').default(1),
+    count: z
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(1000, 'must be at most 1000')
+      .default(1),
     expires_at: z
       .number({ error: 'must be a Unix time in seconds' })
       .int('must be a Unix time in seconds')

@@ -38,7 +38,9 @@ export async function createCheckout(
   const { product, account, origin } = input;
   const session = await stripe.checkout.sessions.create({
     mode: 'payment',
-    line_items: [{ quantity: 1, price_data: { currency: product.currency, unit_amount: product.price, product_data: { name: product.name } } }],
+    line_items: [
+      { quantity: 1, price_data: { currency: product.currency, unit_amount: product.price, product_data: { name: product.name } } },
+    ],
     client_reference_id: account.id,
     ...(account.email && { customer_email: account.email }),
     metadata: {
@@ -86,7 +88,10 @@ export function stripeWebhook(deps: { stripe: Stripe; webhookSecret: string; sto
       }
       const credit = await creditOnce(store, meta.account_id, { tokens, validDays }, `stripe:${session.id}`);
       if (credit.kind === 'account_not_found') {
-        logger.error({ sessionId: session.id, accountId: meta.account_id }, 'stripe payment for an account that does not exist; nothing credited');
+        logger.error(
+          { sessionId: session.id, accountId: meta.account_id },
+          'stripe payment for an account that does not exist; nothing credited',
+        );
         return void res.json({ received: true, ignored: true });
       }
       logger.info(
