@@ -73,7 +73,19 @@ const createCodesSchema = z
   });
 
 /** A code as the operator lists it: its state and who redeemed it, never the code. */
-export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000)) {
+export interface CodeObject {
+  id: string;
+  product_id: string | null;
+  tokens: number;
+  valid_days: number | null;
+  expires_at: number | null;
+  created: number;
+  status: 'active' | 'redeemed' | 'expired';
+  redeemed_by: string | null;
+  redeemed_at: number | null;
+}
+
+export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000)): CodeObject {
   const status = c.redeemedBy !== null ? 'redeemed' : c.expiresAt !== null && c.expiresAt <= now ? 'expired' : 'active';
   return {
     id: c.id,
