@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger';
 import type { CommerceStore, RedemptionCode } from '../store/commerce-types';
 import { productObject } from '../console-api/objects';
 import { storeGuard } from '../console-api/store-guard';
+import { newId } from '../store/ids';
 import { generateCode } from './codes';
 
 const tokens = z
@@ -113,7 +114,7 @@ export function productAdmin(deps: { commerce: CommerceStore; logger: Logger }):
       const parsed = createProductSchema.safeParse(req.body ?? {});
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const p = parsed.data;
-      const id = p.id ?? `prod_${Date.now().toString(36)}`;
+      const id = p.id ?? newId('prod');
       const created = await commerce.createProduct({
         id,
         name: p.name,
