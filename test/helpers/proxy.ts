@@ -11,6 +11,7 @@ import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
 import type { Store } from '../../src/store/types';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
+import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
 export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
@@ -62,16 +63,21 @@ export async function startProxy(options: {
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
-  const app = createApp({
-    config,
-    store,
-    catalog: options.modelsFile?.current ?? (() => catalog),
-    reloadModels: options.modelsFile?.reload,
-    meter,
-    upstreams,
-    logger,
-    metrics,
-  });
+  const tokenmeter = assemble(
+    {
+      config,
+      store,
+      catalog: options.modelsFile?.current ?? (() => catalog),
+      reloadModels: options.modelsFile?.reload,
+      meter,
+      upstreams,
+      logger,
+      metrics,
+      lifecycle: { draining: false },
+    },
+    async () => {},
+  );
+  const app = createApp(tokenmeter, { logger, metrics: config.metricsPort === undefined });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
