@@ -57,11 +57,39 @@ export async function createTokenmeter(options: TokenmeterOptions = {}): Promise
     authenticate: parts.authenticate,
   };
   // Give Redis a moment to connect so the first requests are not refused; go on anyway (failing closed) if it is down.
-  if (!(await storeAnswers(store, 3_000))) logger.warn('store not reachable at start; requests get 503 until it is');
+  const answers = await storeAnswers(store, 3_000);
+  if (!answers) logger.warn('store not reachable at start; requests get 503 until it is');
+  const upgrading = opened.store instanceof RedisStore ? await upgradeStore(opened.store, answers, logger) : undefined;
   return assemble(deps, async () => {
+    clearInterval(upgrading);
     journal?.close();
     if (opened.owned) await opened.store.close();
   });
+}
+
+/**
+ * Moves a Redis store written before accounts to the account layout (a no-op once done; see redis-migration.ts).
+ * Keys from before accounts are refused (never served unmetered) until it has run: while the store is away, it is
+ * retried until it does; the returned timer is that retry.
+ */
+async function upgradeStore(store: RedisStore, reachable: boolean, logger: Logger): Promise<NodeJS.Timeout | undefined> {
+  const migrate = async () => {
+    const migrated = await store.migrate();
+    if (migrated > 0)
+      logger.info({ keys: migrated }, 'store upgraded: each key from before accounts is now the only key of its own account');
+  };
+  if (reachable) {
+    await migrate();
+    return undefined;
+  }
+  const upgrading = setInterval(() => {
+    migrate().then(
+      () => clearInterval(upgrading),
+      () => {},
+    );
+  }, 2_000);
+  upgrading.unref();
+  return upgrading;
 }
 
 /** The Tokenmeter over services already built; `release` closes what its builder opened beyond the meter and pools. */
