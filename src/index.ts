@@ -11,6 +11,18 @@ export {
 } from './config/options';
 export { MemoryStore } from './store/memory-store';
 export { RedisStore, redisClientOptions } from './store/redis-store';
-export type { KeyRecord, KeyState, NewKey, NewPackage, Settlement, Store, TokenPackage, UsageRecord } from './store/types';
+export type {
+  AccountRecord,
+  AccountState,
+  KeyRecord,
+  KeyState,
+  NewAccount,
+  NewKey,
+  NewPackage,
+  Settlement,
+  Store,
+  TokenPackage,
+  UsageRecord,
+} from './store/types';
 export { generateKey } from './http/keys';
 export { ModelsFileError, type ModelEntry } from './catalog/models';

@@ -19,13 +19,13 @@ import { createLogger } from '../src/observability/logger';
 import { eventually } from './helpers/eventually';
 import { send } from './helpers/raw-http';
 import { chatBody, MODEL, settled, startProxy, UPSTREAM_MODEL, type ProxyUnderTest } from './helpers/proxy';
-import { keyWithTokens, testRedisUrl } from './helpers/stores';
+import { keyWithTokens, newAccount, testRedisUrl } from './helpers/stores';
 import { startUpstream, type TestUpstream } from './helpers/upstream';
 
 const MODELS = [{ id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 }];
 
-/** The host's own sessions: cookie token → the user's tokenmeter key. */
-type Sessions = Map<string, { accountId: string; keyId: string }>;
+/** The host's own sessions: cookie token → the user's tokenmeter account (and, for some users, one of its keys). */
+type Sessions = Map<string, { accountId: string; keyId?: string }>;
 
 interface Host {
   app: Express;
@@ -145,24 +145,36 @@ describe('tokenmeter mounted in a host app', () => {
     await upstream.close();
   });
 
-  async function userWithTokens(tokens: number): Promise<OpenAI> {
-    const key = await keyWithTokens(meterA.store, tokens);
+  /** A host user: an account of A's holding `tokens`, signed in (a session cookie); no tokenmeter key. */
+  async function signedInUser(
+    tokens: number,
+    key?: { limitTokens: number },
+  ): Promise<{ client: OpenAI; accountId: string; token: string }> {
+    const accountId = await newAccount(meterA.store);
+    await meterA.store.grantPackage(accountId, { tokens, expiresAt: null });
+    const keyId = key && (await keyWithTokens(meterA.store, 0, { accountId, limitTokens: key.limitTokens })).id;
     const token = Math.random().toString(36).slice(2);
-    sessions.set(token, { accountId: `acct_${token}`, keyId: key.id });
+    sessions.set(token, { accountId, keyId });
     // The SDK needs some apiKey; the host authenticates by its cookie, and the apiKey must not matter.
-    return new OpenAI({ apiKey: 'unused', baseURL: `${host.url}/v1`, defaultHeaders: { cookie: `session=${token}` }, maxRetries: 0 });
+    const client = new OpenAI({
+      apiKey: 'unused',
+      baseURL: `${host.url}/v1`,
+      defaultHeaders: { cookie: `session=${token}` },
+      maxRetries: 0,
+    });
+    return { client, accountId, token };
   }
 
-  /** A key's one ledger record, without what differs between any two requests (ids, time, position). */
-  const ledgerRecord = async (store: MemoryStore | Tokenmeter['store'], keyId: string) => {
-    const [record] = await store.usage({ keyId, limit: 100 });
-    const { keyId: _k, requestId: _r, created: _t, cursor: _c, ...rest } = record;
+  /** An account's one ledger record, without what differs between any two requests (ids, time, position). */
+  const ledgerRecord = async (store: MemoryStore | Tokenmeter['store'], accountId: string) => {
+    const [record] = await store.usage({ accountId, limit: 100 });
+    const { accountId: _a, keyId: _k, requestId: _r, created: _t, cursor: _c, ...rest } = record;
     return rest;
   };
 
   it('serves a JSON completion, metered exactly as the standalone server, the body reaching the upstream byte-correct', async () => {
-    const client = await userWithTokens(10_000);
-    const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });
+    const user = await signedInUser(10_000);
+    const completion = await user.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });
     const hosted = upstream.calls[upstream.calls.length - 1];
 
     const key = await keyWithTokens(standaloneStore, 10_000);
@@ -181,15 +193,16 @@ describe('tokenmeter mounted in a host app', () => {
     // The host's session cookie is a credential: it never reaches the upstream.
     expect(hosted.headers.cookie).toBeUndefined();
 
-    const userKeyId = sessions.get([...sessions.keys()].pop()!)!.keyId;
-    await eventually(async () => expect(settledA.some((r) => r.keyId === userKeyId)).toBe(true));
-    expect(await ledgerRecord(meterA.store, userKeyId)).toEqual(await ledgerRecord(standaloneStore, key.id));
-    expect(10_000 - (await meterA.store.getKey(userKeyId))!.balance).toBe(completion.usage!.total_tokens);
+    // Charged to the account the host named, without any key.
+    await eventually(async () => expect(settledA.some((r) => r.accountId === user.accountId)).toBe(true));
+    expect(settledA.find((r) => r.accountId === user.accountId)!.keyId).toBeNull();
+    expect(await ledgerRecord(meterA.store, user.accountId)).toEqual(await ledgerRecord(standaloneStore, key.accountId));
+    expect(10_000 - (await meterA.store.getAccount(user.accountId))!.balance).toBe(completion.usage!.total_tokens);
   });
 
   it('serves a stream metered exactly as the standalone server', async () => {
-    const client = await userWithTokens(10_000);
-    const stream = await client.chat.completions.create({
+    const user = await signedInUser(10_000);
+    const stream = await user.client.chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'Say hello.' }],
       stream: true,
@@ -210,14 +223,27 @@ describe('tokenmeter mounted in a host app', () => {
     await settled(standalone);
 
     expect(chunks).toEqual(referenceChunks);
-    const userKeyId = sessions.get([...sessions.keys()].pop()!)!.keyId;
-    await eventually(async () => expect(settledA.some((r) => r.keyId === userKeyId)).toBe(true));
-    expect(await ledgerRecord(meterA.store, userKeyId)).toEqual(await ledgerRecord(standaloneStore, key.id));
+    await eventually(async () => expect(settledA.some((r) => r.accountId === user.accountId)).toBe(true));
+    expect(await ledgerRecord(meterA.store, user.accountId)).toEqual(await ledgerRecord(standaloneStore, key.accountId));
+  });
+
+  it("holds a request to the key the host names: the key's cap refuses what the account could pay", async () => {
+    const user = await signedInUser(10_000, { limitTokens: 3 });
+    const err = await user.client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((await meterA.store.getAccount(user.accountId))!.balance).toBe(10_000);
+  });
+
+  it('lists the models for a signed-in user without a key', async () => {
+    const user = await signedInUser(10);
+    const list = await user.client.models.list();
+    expect(list.data.map((m) => m.id)).toEqual([MODEL]);
   });
 
   it('forwards a gzipped body the host decoded as plain JSON, without its old Content-Encoding', async () => {
-    await userWithTokens(10_000);
-    const token = [...sessions.keys()].pop()!;
+    const { token } = await signedInUser(10_000);
     const res = await send(`${host.url}/v1/chat/completions`, {
       headers: { cookie: `session=${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
       body: gzipSync(JSON.stringify(chatBody())),
@@ -229,8 +255,7 @@ describe('tokenmeter mounted in a host app', () => {
   });
 
   it('reads the body itself when the host parser skipped it, and answers its own body errors in the OpenAI shape', async () => {
-    await userWithTokens(10_000);
-    const token = [...sessions.keys()].pop()!;
+    const { token } = await signedInUser(10_000);
     const errorsBefore = host.hostErrors.length;
     const headers = { cookie: `session=${token}`, 'content-type': 'text/plain' };
     const ok = await send(`${host.url}/v1/chat/completions`, { headers, body: JSON.stringify(chatBody()) });
@@ -273,20 +298,18 @@ describe('tokenmeter mounted in a host app', () => {
   });
 
   it('calls onSettle exactly once per settled request, with the ledger record, and never for a refusal', async () => {
-    const client = await userWithTokens(10_000);
-    const keyId = sessions.get([...sessions.keys()].pop()!)!.keyId;
-    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `n${i}` }] });
-    const poor = await userWithTokens(2);
-    await expect(poor.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
+    const user = await signedInUser(10_000);
+    for (let i = 0; i < 3; i++) await user.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `n${i}` }] });
+    const poor = await signedInUser(2);
+    await expect(poor.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
       OpenAI.RateLimitError,
     );
-    const ledger = await meterA.store.usage({ keyId, limit: 100 });
-    await eventually(async () => expect(settledA.filter((r) => r.keyId === keyId)).toHaveLength(3));
-    const mine = settledA.filter((r) => r.keyId === keyId);
+    const ledger = await meterA.store.usage({ accountId: user.accountId, limit: 100 });
+    await eventually(async () => expect(settledA.filter((r) => r.accountId === user.accountId)).toHaveLength(3));
+    const mine = settledA.filter((r) => r.accountId === user.accountId);
     expect(new Set(mine.map((r) => r.requestId)).size).toBe(3);
     expect(mine).toEqual(ledger.map(({ created: _c, cursor: _k, ...record }) => record));
-    const poorKey = sessions.get([...sessions.keys()].pop()!)!.keyId;
-    expect(settledA.some((r) => r.keyId === poorKey)).toBe(false);
+    expect(settledA.some((r) => r.accountId === poor.accountId)).toBe(false);
   });
 
   it('keeps two instances on different stores apart; a throwing onSettle changes nothing else', async () => {
@@ -301,6 +324,7 @@ describe('tokenmeter mounted in a host app', () => {
       }),
     ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     expect(await meterA.store.getKey(keyB.id)).toBeUndefined();
+    expect(await meterA.store.getAccount(keyB.accountId)).toBeUndefined();
 
     const first = await clientB.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });
     const stream = await clientB.chat.completions.create({
@@ -315,7 +339,7 @@ describe('tokenmeter mounted in a host app', () => {
     await eventually(async () => expect(settledB.filter((r) => r.keyId === keyB.id)).toHaveLength(2));
     const ledger = await meterB.store.usage({ keyId: keyB.id, limit: 100 });
     expect(ledger).toHaveLength(2);
-    const state = await meterB.store.getKey(keyB.id);
+    const state = await meterB.store.getAccount(keyB.accountId);
     expect(state!.reserved).toBe(0);
     expect(10_000 - state!.balance).toBe(ledger.reduce((n, r) => n + r.chargedTokens, 0));
     await eventually(async () => expect(logsB.logs.join('')).toContain('billing push rejected'));

@@ -5,15 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import {
-  createTokenmeter,
-  generateKey,
-  MemoryStore,
-  type Identity,
-  type SettledRecord,
-  type Tokenmeter,
-  type TokenmeterOptions,
-} from 'tokenmeter';
+import { createTokenmeter, MemoryStore, type Identity, type SettledRecord, type Tokenmeter, type TokenmeterOptions } from 'tokenmeter';
 
 const upstream = createServer((req, res) => {
   let body = '';
@@ -36,10 +28,18 @@ const upstream = createServer((req, res) => {
 
 async function main(): Promise<void> {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  // The host's user has a tokenmeter account holding 1,000 tokens; the host signs its users in itself, no API keys.
   const store = new MemoryStore();
-  const key = generateKey();
-  const record = await store.createKey({ hash: key.hash, prefix: key.prefix, name: 'user-1', expiresAt: null, models: null });
-  await store.grantPackage(record.id, { tokens: 1000, expiresAt: null });
+  const created = await store.createAccount({
+    email: 'user@example.com',
+    name: 'user-1',
+    passwordHash: null,
+    role: 'member',
+    status: 'active',
+  });
+  if (created.kind !== 'created') throw new Error('account not created');
+  const accountId = created.account.id;
+  await store.grantPackage(accountId, { tokens: 1000, expiresAt: null });
 
   const settled: SettledRecord[] = [];
   const options: TokenmeterOptions = {
@@ -47,8 +47,7 @@ async function main(): Promise<void> {
     models: [{ id: 'acme/small', context_length: 4096, max_output_tokens: 256 }],
     store,
     logLevel: 'silent',
-    authenticate: async (req): Promise<Identity | null> =>
-      req.headers['x-session'] === 'user-1' ? { accountId: 'user-1', keyId: record.id } : null,
+    authenticate: async (req): Promise<Identity | null> => (req.headers['x-session'] === 'user-1' ? { accountId } : null),
     onSettle: (r) => {
       settled.push(r);
     },
@@ -74,7 +73,7 @@ async function main(): Promise<void> {
   const anonymous = await fetch(`${base}/v1/chat/completions`, { method: 'POST', body: '{}' });
   const hello = (await (await fetch(`${base}/hello`)).json()) as { hello: string };
   await meter.close();
-  const balance = (await store.getKey(record.id))?.balance;
+  const balance = (await store.getAccount(accountId))?.balance;
 
   const problems = [
     res.status !== 200 && `completion status ${res.status}`,

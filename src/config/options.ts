@@ -9,11 +9,11 @@ import { z } from 'zod';
 import type { Logger } from '../observability/logger';
 import type { Settlement, Store } from '../store/types';
 
-/** Who the host says a request is from; tokenmeter charges this key (see README "Use as middleware"). */
+/** Who the host says a request is from (see README "Use as middleware"). */
 export interface Identity {
-  /** The account the request is charged to (reported in logs; balances belong to keys until accounts land). */
+  /** The account charged: its balance pays, its ledger records the request. */
   accountId: string;
-  /** The tokenmeter key charged: its balance, model list and ledger apply. */
+  /** A key of that account, when the host keys its users' requests: its cap and model list apply too. Default: none. */
   keyId?: string;
 }
 

@@ -5,10 +5,12 @@ import { apiError, sendError } from './errors';
 import type { Logger } from '../observability/logger';
 
 const UNAUTHENTICATED = apiError('invalid_api_key', 'This request is not authenticated.');
-const NO_KEY = apiError('internal_error', 'The host authenticated this request without a tokenmeter key to charge.');
 const FAILED = apiError('internal_error', 'Authentication failed.');
 
-/** Sets `res.locals.keyId` (and `accountId`) from the host's answer; null is a 401, a throw a 500 (logged). */
+/**
+ * Sets `res.locals.accountId` (the account charged) and `keyId` (the key whose cap and model list apply, or null)
+ * from the host's answer; null is a 401, a throw a 500 (logged, its message not sent).
+ */
 export function hostAuth(authenticate: Authenticate, logger: Logger) {
   return async function authenticateByHost(req: Request, res: Response, next: NextFunction): Promise<void> {
     let identity;
@@ -19,13 +21,12 @@ export function hostAuth(authenticate: Authenticate, logger: Logger) {
       return sendError(res, FAILED);
     }
     if (!identity) return sendError(res, UNAUTHENTICATED);
-    // Balances belong to keys until accounts land: without a key there is nothing to charge, so nothing is served.
-    if (typeof identity.keyId !== 'string') {
-      logger.error({ accountId: identity.accountId }, 'the authenticate option returned no keyId');
-      return sendError(res, NO_KEY);
+    if (typeof identity.accountId !== 'string') {
+      logger.error('the authenticate option returned no accountId');
+      return sendError(res, FAILED);
     }
-    res.locals.keyId = identity.keyId;
     res.locals.accountId = identity.accountId;
+    res.locals.keyId = identity.keyId ?? null;
     next();
   };
 }
