@@ -147,6 +147,28 @@ describe('a tokenmeter’s close()', () => {
     server.closeAllConnections();
     server.close();
   });
+});
+
+describe('a tokenmeter’s admin router and models', () => {
+  it('mounts the admin API behind its token beside a host body parser, and passes every request on without a token', async () => {
+    const token = 'library-admin-token-1234';
+    const withAdmin = await createTokenmeter({ ...quiet, models, store: new MemoryStore(), adminToken: token });
+    const withoutAdmin = await createTokenmeter({ ...quiet, models, store: new MemoryStore() });
+    const app = express()
+      .use(express.json())
+      .use('/admin', withAdmin.admin)
+      .use('/off', withoutAdmin.admin)
+      .use((_req, res) => {
+        res.status(404).send('host 404');
+      });
+    const created = await request(app).post('/admin/accounts').set('authorization', `Bearer ${token}`).send({ name: 'acme' });
+    expect(created.status).toBe(201);
+    expect((await request(app).get('/admin/accounts').set('authorization', 'Bearer wrong-token-wrong-token')).status).toBe(401);
+    const off = await request(app).get('/off/accounts').set('authorization', `Bearer ${token}`);
+    expect([off.status, off.text]).toEqual([404, 'host 404']);
+    await withAdmin.close();
+    await withoutAdmin.close();
+  });
 
   it('refuses to reload inline models', async () => {
     const meter = await createTokenmeter({ ...quiet, models, store: new MemoryStore() });
