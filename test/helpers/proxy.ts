@@ -15,6 +15,7 @@ import { MemoryCommerceStore } from '../../src/store/memory-commerce-store';
 import { MemorySessionStore } from '../../src/store/memory-session-store';
 import type { SessionStore } from '../../src/store/session-types';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
+import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
 export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
@@ -69,18 +70,23 @@ export async function startProxy(options: {
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
-  const app = createApp({
-    config,
-    store,
-    sessions: options.sessions ?? new MemorySessionStore(),
-    commerce: options.commerce ?? new MemoryCommerceStore(),
-    catalog: options.modelsFile?.current ?? (() => catalog),
-    reloadModels: options.modelsFile?.reload,
-    meter,
-    upstreams,
-    logger,
-    metrics,
-  });
+  const tokenmeter = assemble(
+    {
+      config,
+      store,
+      sessions: options.sessions ?? new MemorySessionStore(),
+      commerce: options.commerce ?? new MemoryCommerceStore(),
+      catalog: options.modelsFile?.current ?? (() => catalog),
+      reloadModels: options.modelsFile?.reload,
+      meter,
+      upstreams,
+      logger,
+      metrics,
+      lifecycle: { draining: false },
+    },
+    async () => {},
+  );
+  const app = createApp(tokenmeter, { logger, metrics: config.metricsPort === undefined, trustProxy: config.trustProxy });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

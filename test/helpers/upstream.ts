@@ -11,6 +11,8 @@ export interface UpstreamCall {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, any>;
+  /** The body's bytes as they arrived. */
+  raw: Buffer;
   /** Set when the proxy closed the request before the response finished. */
   aborted: boolean;
 }
@@ -150,13 +152,14 @@ export async function startUpstream(initial: Behaviour = defaultReply): Promise<
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const raw = Buffer.concat(chunks);
       let body: Record<string, any> = {};
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(raw.toString('utf8'));
       } catch {
-        body = { unparseable: Buffer.concat(chunks).toString('utf8') };
+        body = { unparseable: raw.toString('utf8') };
       }
-      const call: UpstreamCall = { path: req.url ?? '', headers: req.headers, body, aborted: false };
+      const call: UpstreamCall = { path: req.url ?? '', headers: req.headers, body, raw, aborted: false };
       calls.push(call);
       res.on('close', () => {
         if (!res.writableFinished) {
