@@ -3,6 +3,8 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { adminApi } from './admin/admin-api';
 import { bearerAuth } from './http/auth';
 import { chatCompletions } from './proxy/chat-completions';
+import { consoleRoutes } from './console/console-routes';
+import { securityHeaders } from './console/security-headers';
 import type { Config } from './config/config';
 import { apiError, sendError } from './http/errors';
 import { jsonBody } from './http/json-body';
@@ -27,6 +29,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Reloads the models file (the admin reload route); resolves to the number of models. */
   reloadModels?: () => Promise<number>;
+  /** The built browser console (index.html and assets/); unset: the console pages say it is not built. */
+  webDir?: string;
   /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused, connections closed. */
   lifecycle?: { draining: boolean };
 }
@@ -88,6 +92,9 @@ export function createApp(deps: AppDeps): Express {
   if (config.adminToken) {
     app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
   }
+
+  app.get('/', securityHeaders, (_req, res) => res.redirect(302, '/console/'));
+  app.use('/console', consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir }));
 
   app.all('/v1/chat/completions', (_req, res) => {
     sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });

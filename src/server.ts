@@ -1,5 +1,6 @@
 /** The process entry point: parse config once, build every service, listen, and shut down gracefully. */
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config/config';
 import { Journal } from './metering/journal';
@@ -39,7 +40,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
     logger.info({ models: count }, 'models file reloaded');
     return count;
   };
-  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle });
+  // npm run build writes the browser console beside the compiled server.
+  const webDir = join(__dirname, 'web');
+  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle, webDir });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));

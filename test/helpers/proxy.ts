@@ -1,6 +1,7 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
@@ -13,6 +14,8 @@ import type { Store } from '../../src/store/types';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
 
 export const MODEL = 'acme/chat-small';
+/** The browser console as global-setup built it. */
+export const WEB_DIR = join(__dirname, '..', '..', 'dist', 'web');
 export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
 
 export interface ProxyUnderTest {
@@ -71,6 +74,7 @@ export async function startProxy(options: {
     upstreams,
     logger,
     metrics,
+    webDir: WEB_DIR,
   });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
