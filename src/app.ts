@@ -1,6 +1,13 @@
 /** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { adminApi } from './admin/admin-api';
+import { adminToken } from './admin/admin-token';
+import { consoleApi } from './console-api/console-api';
+import { operatorBridge } from './console-api/operator-bridge';
+import { productAdmin } from './products/product-admin';
+import { stripeClient, stripeWebhook } from './products/stripe-checkout';
+import type { CommerceStore } from './store/commerce-types';
+import type { SessionStore } from './store/session-types';
 import { bearerAuth } from './http/auth';
 import { chatCompletions } from './proxy/chat-completions';
 import { consoleRoutes } from './console/console-routes';
@@ -21,6 +28,10 @@ import type { Upstreams } from './proxy/upstream-proxy';
 export interface AppDeps {
   config: Config;
   store: Store;
+  /** The console's sessions and failed-login windows. */
+  sessions: SessionStore;
+  /** The product center's products and redemption codes. */
+  commerce: CommerceStore;
   /** The current catalog; a function so the models file can be reloaded. */
   catalog: () => Catalog;
   meter: Meter;
@@ -40,6 +51,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Who the client is and whether it came over https (the console's throttle and Secure cookie), per TRUST_PROXY.
+  app.set('trust proxy', config.trustProxy);
 
   const lifecycle = deps.lifecycle ?? { draining: false };
   const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
@@ -73,7 +86,7 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
   if (config.metricsPort === undefined) app.get('/metrics', metricsHandler(deps.metrics));
-  app.use(['/v1/models', '/admin'], log(false));
+  app.use(['/v1/models', '/admin', '/console/api', '/webhooks'], log(false));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -89,9 +102,35 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use('/v1/models', authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
+  // The operator's routes (only with ADMIN_TOKEN): the product center's, then the rest of the admin API, which
+  // answers unknown routes. An admin session reaches the same router under /console/api/admin.
+  let operatorRoutes: Router | undefined;
   if (config.adminToken) {
-    app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
+    const admin = adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
+    operatorRoutes = Router();
+    operatorRoutes.use(productAdmin({ commerce: deps.commerce, logger }), operatorBridge(config.adminToken, admin));
+    app.use('/admin', adminToken(config.adminToken), operatorRoutes);
   }
+  const stripe = config.stripe ? stripeClient(config.stripe) : undefined;
+  if (config.stripe && stripe) {
+    app.use('/webhooks/stripe', stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store, logger }));
+  }
+  app.use(
+    '/console/api',
+    consoleApi({
+      store,
+      sessions: deps.sessions,
+      commerce: deps.commerce,
+      catalog: deps.catalog,
+      logger,
+      registration: config.accountRegistration,
+      sessionIdleMs: config.sessionIdleMs,
+      loginMaxFailures: config.loginMaxFailures,
+      loginFailureWindowMs: config.loginFailureWindowMs,
+      stripe,
+      adminRoutes: operatorRoutes,
+    }),
+  );
 
   app.get('/', securityHeaders, (_req, res) => res.redirect(302, '/console/'));
   app.use('/console', consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir }));

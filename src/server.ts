@@ -9,7 +9,7 @@ import { Meter } from './metering/metering';
 import { metricsServer } from './observability/metrics-endpoint';
 import { Metrics } from './observability/metrics';
 import { ModelsFile, ModelsFileError } from './catalog/models';
-import { createStore } from './store/create-store';
+import { createStores } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
 import { Upstreams } from './proxy/upstream-proxy';
@@ -29,7 +29,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const logger = createLogger(config.logLevel);
   const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
   const metrics = new Metrics({ perKey: config.metricsPerKey });
-  const store = instrumentStore(createStore(config, logger), metrics);
+  const stores = createStores(config, logger);
+  const store = instrumentStore(stores.store, metrics);
   // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
   const journal = config.redisUrl ? openJournal(config.journalFile) : undefined;
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal });
@@ -42,7 +43,20 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   };
   // npm run build writes the browser console beside the compiled server.
   const webDir = join(__dirname, 'web');
-  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle, webDir });
+  const app = createApp({
+    config,
+    store,
+    sessions: stores.sessions,
+    commerce: stores.commerce,
+    catalog: models.current,
+    meter,
+    upstreams,
+    logger,
+    metrics,
+    reloadModels,
+    lifecycle,
+    webDir,
+  });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));

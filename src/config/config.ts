@@ -85,6 +85,32 @@ export const envSchema = z.object({
   METRICS_PER_KEY: flag(false),
   /** Put request messages in the request log (debugging only: they are customers' data). Default false. */
   LOG_PAYLOADS: flag(false),
+  /** `open`: anyone may register an account at POST /console/api/register. Default `closed` (the operator creates them). */
+  ACCOUNT_REGISTRATION: z.enum(['open', 'closed'], { error: 'must be open or closed' }).default('closed'),
+  /** A console session ends after this many hours unused. Default 168 (a week). */
+  SESSION_IDLE_HOURS: positiveInt(168),
+  /** Failed console logins allowed per account and per client address in each window. Default 10. */
+  LOGIN_MAX_FAILURES: positiveInt(10),
+  /** The failed-login window, in minutes. Default 15. */
+  LOGIN_FAILURE_WINDOW_MINUTES: positiveInt(15),
+  /**
+   * Which proxies in front may say who the client is and whether it came over https (X-Forwarded-For/-Proto):
+   * `false` (none), `true` (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs.
+   */
+  TRUST_PROXY: z
+    .string()
+    .regex(
+      /^(true|false|\d+|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/,
+      'must be true, false, a hop count or addresses',
+    )
+    .default('false')
+    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /** Stripe's secret API key; with STRIPE_WEBHOOK_SECRET, turns on Checkout. */
+  STRIPE_SECRET_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** The signing secret of the Stripe webhook endpoint (`whsec_…`). */
+  STRIPE_WEBHOOK_SECRET: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** Where the Stripe client sends API calls; unset: Stripe itself. For stripe-mock and tests. */
+  STRIPE_API_URL: z.preprocess(emptyAsUndefined, httpUrl.optional()),
   /** pino level. Default info. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -114,6 +140,14 @@ export interface Config {
   metricsPort: number | undefined;
   metricsPerKey: boolean;
   logPayloads: boolean;
+  accountRegistration: 'open' | 'closed';
+  sessionIdleMs: number;
+  loginMaxFailures: number;
+  loginFailureWindowMs: number;
+  /** Express's `trust proxy` setting. */
+  trustProxy: boolean | number | string;
+  /** Set only when both Stripe variables are. */
+  stripe: { secretKey: string; webhookSecret: string; apiUrl: string | undefined } | undefined;
 }
 
 /** Thrown by loadConfig with a one-line message naming the variable and what is wrong. */
@@ -152,5 +186,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: e.METRICS_PORT,
     metricsPerKey: e.METRICS_PER_KEY,
     logPayloads: e.LOG_PAYLOADS,
+    accountRegistration: e.ACCOUNT_REGISTRATION,
+    sessionIdleMs: e.SESSION_IDLE_HOURS * 3_600_000,
+    loginMaxFailures: e.LOGIN_MAX_FAILURES,
+    loginFailureWindowMs: e.LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+    trustProxy: e.TRUST_PROXY,
+    stripe:
+      e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET
+        ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiUrl: e.STRIPE_API_URL }
+        : undefined,
   };
 }

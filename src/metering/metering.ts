@@ -58,9 +58,13 @@ export class Meter {
     for (const s of leftovers) this.attempt(s, 0);
   }
 
-  /** Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the balance covers. */
+  /**
+   * Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the account's balance
+   * and the key's cap cover. `keyId` null: charged to the account without a key.
+   */
   reserve(args: {
-    keyId: string;
+    accountId: string;
+    keyId: string | null;
     requestId: string;
     model: Model;
     promptTokens: number;
@@ -68,6 +72,7 @@ export class Meter {
     choices: number;
   }): Promise<ReserveResult> {
     return this.store.reserve({
+      accountId: args.accountId,
       keyId: args.keyId,
       requestId: args.requestId,
       model: args.model.id,
@@ -79,10 +84,10 @@ export class Meter {
   }
 
   /** Renews the reservation's lease at a third of its length until stopped. */
-  hold(keyId: string, requestId: string): Lease {
+  hold(accountId: string, requestId: string): Lease {
     const timer = setInterval(
       () => {
-        this.store.renew(keyId, requestId, this.leaseMs).catch((err: Error) => {
+        this.store.renew(accountId, requestId, this.leaseMs).catch((err: Error) => {
           this.logger.warn({ requestId, err: err.message }, 'lease renewal failed');
         });
       },
@@ -113,10 +118,10 @@ export class Meter {
   }
 
   /** Returns a reservation unused. A failure is only logged: the lease returns it on its own. */
-  release(keyId: string, requestId: string): void {
+  release(accountId: string, requestId: string): void {
     this.inFlight++;
     this.store
-      .release(keyId, requestId)
+      .release(accountId, requestId)
       .catch((err: Error) => this.logger.warn({ requestId, err: err.message }, 'release failed; the lease will return the reservation'))
       .finally(() => this.done());
   }

@@ -48,6 +48,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = res.locals as RequestFacts;
     const keyId = facts.keyId as string;
+    const accountId = facts.accountId as string;
     const validated = validateChatRequest(req.body);
     if (!validated.ok) return sendError(res, validated.error);
     const request = validated.request;
@@ -96,7 +97,8 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
 
     const requestId = facts.requestId;
-    const reserve = () => meter.reserve({ keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices: request.n ?? 1 });
+    const reserve = () =>
+      meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices: request.n ?? 1 });
     let reservation;
     try {
       reservation = await reserve();
@@ -116,6 +118,10 @@ export function chatCompletions(options: ChatCompletionsOptions) {
           res,
           apiError('invalid_api_key', `This API key is ${reservation.reason === 'not_found' ? 'unknown' : reservation.reason}.`),
         );
+      case 'account_not_found':
+        return sendError(res, apiError('invalid_api_key', 'This API key is unknown.'));
+      case 'account_disabled':
+        return sendError(res, apiError('invalid_api_key', "This API key's account is disabled."));
       case 'model_not_allowed':
         return sendError(res, apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model'));
       case 'insufficient_quota':
@@ -123,7 +129,9 @@ export function chatCompletions(options: ChatCompletionsOptions) {
           res,
           apiError(
             'insufficient_quota',
-            `This key's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
+            reservation.limitedBy === 'key'
+              ? `This key's spending limit leaves ${Math.max(0, reservation.available)} tokens, which do not cover the request.`
+              : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
           ),
         );
       case 'reserved':
@@ -142,20 +150,21 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     try {
       body = Buffer.from(JSON.stringify(upstreamBody));
     } catch (err) {
-      meter.release(keyId, requestId);
+      meter.release(accountId, requestId);
       return refuseUnserializable(res, err);
     }
 
     const exchange = new Exchange(
       exchangeDeps,
       {
+        accountId,
         keyId,
         requestId,
         model,
         stream: request.stream === true,
         hideUsageChunk,
         promptTokens: () => prompt.count(),
-        lease: meter.hold(keyId, requestId),
+        lease: meter.hold(accountId, requestId),
       },
       res,
     );

@@ -11,6 +11,10 @@ import { Metrics } from '../../src/observability/metrics';
 import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
 import type { Store } from '../../src/store/types';
+import type { CommerceStore } from '../../src/store/commerce-types';
+import { MemoryCommerceStore } from '../../src/store/memory-commerce-store';
+import { MemorySessionStore } from '../../src/store/memory-session-store';
+import type { SessionStore } from '../../src/store/session-types';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
 
 export const MODEL = 'acme/chat-small';
@@ -33,6 +37,9 @@ export interface ProxyUnderTest {
 
 export async function startProxy(options: {
   store: Store;
+  /** Default: in memory. */
+  sessions?: SessionStore;
+  commerce?: CommerceStore;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
   /** Upstreams for the models file's `upstreams` list. */
@@ -68,6 +75,8 @@ export async function startProxy(options: {
   const app = createApp({
     config,
     store,
+    sessions: options.sessions ?? new MemorySessionStore(),
+    commerce: options.commerce ?? new MemoryCommerceStore(),
     catalog: options.modelsFile?.current ?? (() => catalog),
     reloadModels: options.modelsFile?.reload,
     meter,
