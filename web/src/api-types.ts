@@ -1,99 +1,39 @@
-/** The shapes the console API answers with (issue 11's contract), as the console reads them. */
+/**
+ * The shapes the console reads: the self-service API's own types, inferred from its zod schemas (type-only imports,
+ * so no zod reaches the bundle), plus the operator routes' shapes, which have no shared schema yet.
+ */
+import type * as S from '../../src/console-api/schemas';
 
-export interface Usage {
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  charged_tokens: number;
-}
+export type Usage = S.Me['usage'];
+export type PackageObject = S.TokenPackage;
+export type AccountObject = S.Account;
+export type Me = S.Me;
+export type KeyObject = S.ApiKey;
+export type CreatedKey = S.CreatedKey;
+export type DailyUsage = S.DailyUsageRow;
+export type ProductObject = S.Product;
+export type CreateKeyRequest = S.CreateKeyRequest;
 
-export interface PackageObject {
-  id: string;
-  tokens: number;
-  remaining: number;
-  expires_at: number | null;
-  created: number;
-}
+/** A ledger record; the operator's view adds the account, and a keyless request (the operator's own) has no key. */
+export type UsageObject = Omit<S.UsageRecord, 'key_id'> & { key_id: string | null; account_id?: string };
 
-export interface AccountObject {
-  id: string;
-  email: string;
-  name: string;
-  role: 'member' | 'admin';
-  status: 'active' | 'disabled';
-  created: number;
-}
+/** An account as the operator's routes list it: the holder's view of it, balance included. */
+export type AccountDetail = S.Me;
 
-export interface AccountDetail extends AccountObject {
-  balance: number;
-  reserved: number;
-  debt: number;
-  packages: PackageObject[];
-  usage: Usage;
-}
-
-export type Me = AccountDetail;
-
-export interface KeyObject {
-  id: string;
-  name: string;
-  prefix: string;
-  created: number;
-  last_used_at: number | null;
-  expires_at: number | null;
-  revoked_at: number | null;
-  models: string[] | null;
-  limit_tokens: number | null;
-  spent_tokens: number;
-}
-
-export interface CreatedKey extends KeyObject {
-  key: string;
-}
-
-export interface UsageObject {
-  request_id: string;
-  account_id?: string;
-  key_id: string;
-  model: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  charged_tokens: number;
-  estimated: boolean;
-  stream: boolean;
-  status: number;
-  created: number;
-  cursor: string;
-}
-
-export interface DailyUsage extends Usage {
-  /** The UTC day, YYYY-MM-DD. */
-  day: string;
-  model: string;
-}
-
-export interface ProductObject {
-  id: string;
-  name: string;
-  tokens: number;
-  valid_days: number | null;
-  /** In the currency's smallest unit (cents), as Stripe counts. */
-  price: number;
-  currency: string;
-  active: boolean;
-}
-
+/** A redemption code as the operator lists it: its state, never the code. */
 export interface CodeObject {
   id: string;
   product_id: string | null;
   tokens: number;
-  status: 'unused' | 'redeemed' | 'expired';
+  valid_days: number | null;
+  status: 'active' | 'redeemed' | 'expired';
   redeemed_by: string | null;
   redeemed_at: number | null;
   expires_at: number | null;
   created: number;
 }
 
+/** A code just generated: the only time the code itself is shown. */
 export interface GeneratedCode extends CodeObject {
   code: string;
 }

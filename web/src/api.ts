@@ -6,6 +6,7 @@ import type {
   AccountDetail,
   AccountObject,
   CodeObject,
+  CreateKeyRequest,
   CreatedKey,
   DailyUsage,
   GeneratedCode,
@@ -80,8 +81,7 @@ export const api = {
   logout: () => request<unknown>('POST', '/logout', {}),
 
   keys: () => list<KeyObject>('/keys'),
-  createKey: (body: { name: string; expires_at?: number; models?: string[]; limit_tokens?: number }) =>
-    request<CreatedKey>('POST', '/keys', body),
+  createKey: (body: CreateKeyRequest) => request<CreatedKey>('POST', '/keys', body),
   revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
 
   usage: (filter: UsageFilter) => list<UsageObject>('/usage', { ...filter }),

@@ -37,17 +37,16 @@ const ADMIN_PAGES: [path: string, label: string][] = [
   ['/console/admin/usage', 'All usage'],
 ];
 
-function page(path: string, props: PageProps): ComponentChildren {
+function page(path: string, query: URLSearchParams, props: PageProps): ComponentChildren {
   const admin = props.me.role === 'admin';
   switch (path) {
     case '/console':
-      return <Overview {...props} />;
+      // Stripe Checkout sends the buyer back to /console/?checkout=success (or cancelled).
+      return query.has('checkout') ? <CheckoutResult {...props} /> : <Overview {...props} />;
     case '/console/keys':
       return <Keys {...props} />;
     case '/console/products':
       return <Products {...props} />;
-    case '/console/checkout':
-      return <CheckoutResult {...props} />;
     case '/console/usage':
       return <UsagePage {...props} />;
   }
@@ -73,7 +72,7 @@ function page(path: string, props: PageProps): ComponentChildren {
 }
 
 export function App() {
-  const { path } = useLocation();
+  const { path, query } = useLocation();
   const [session, setSession] = useState<Session>({ state: 'checking' });
 
   const refresh = async () => {
@@ -107,7 +106,7 @@ export function App() {
   else if (session.state === 'failed') content = <ErrorNote message={`The console could not start: ${session.message}`} />;
   else if (path === '/console/signup') content = <SignUp onSignedIn={refresh} />;
   else if (session.state === 'signed-out') content = <SignIn onSignedIn={refresh} />;
-  else content = publicPage ? null : page(path, { me: session.me, refresh });
+  else content = publicPage ? null : page(path, query, { me: session.me, refresh });
 
   return (
     <>

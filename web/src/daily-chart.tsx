@@ -26,7 +26,7 @@ export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number })
   const { keys, times } = lastDays(days);
   const models = [...new Set(rows.map((r) => r.model))].sort();
   const series = models.map((model) => {
-    const byDay = new Map(rows.filter((r) => r.model === model).map((r) => [r.day, r.charged_tokens]));
+    const byDay = new Map(rows.filter((r) => r.model === model).map((r) => [r.date, r.charged_tokens]));
     return keys.map((k) => byDay.get(k) ?? 0);
   });
 
@@ -63,7 +63,7 @@ export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number })
   }, [JSON.stringify(rows)]);
 
   if (models.length === 0) return <Empty>No requests in the last {days} days. Charged tokens will show here per day and model.</Empty>;
-  const used = rows.filter((r) => r.charged_tokens > 0 || r.requests > 0).sort((a, b) => b.day.localeCompare(a.day));
+  const used = rows.filter((r) => r.charged_tokens > 0 || r.requests > 0).sort((a, b) => b.date.localeCompare(a.date));
   return (
     <figure class="chart">
       <div ref={box} class="chart-box" role="img" aria-label={`Tokens charged per day for the last ${days} days, by model`} />
@@ -80,8 +80,8 @@ export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number })
           </thead>
           <tbody>
             {used.map((r) => (
-              <tr key={`${r.day} ${r.model}`}>
-                <td data-label="Day">{r.day}</td>
+              <tr key={`${r.date} ${r.model}`}>
+                <td data-label="Day">{r.date}</td>
                 <td data-label="Model">{r.model}</td>
                 <td data-label="Requests">{tokens(r.requests)}</td>
                 <td data-label="Charged">{tokens(r.charged_tokens)}</td>

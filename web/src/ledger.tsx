@@ -27,7 +27,7 @@ export function Ledger(props: LedgerProps) {
   const [more, setMore] = useState(false);
   const load = useAction();
   const csv = useAction();
-  const label = props.keyLabel ?? ((id: string) => id);
+  const label = (id: string | null) => (id === null ? '(no key)' : props.keyLabel ? props.keyLabel(id) : id);
 
   const fetchFrom = async (after: string | undefined) => {
     const page = await props.fetchPage({ ...filter, after, limit: PAGE });
@@ -64,7 +64,7 @@ export function Ledger(props: LedgerProps) {
       const body = all.map((r) => [
         new Date(r.created * 1000).toISOString(),
         ...(props.accounts ? [r.account_id ?? ''] : []),
-        r.key_id,
+        r.key_id ?? '',
         label(r.key_id),
         r.model,
         r.prompt_tokens,

@@ -6,7 +6,7 @@ import { PageTitle } from '../ui';
 
 export function CheckoutResult({ me, refresh }: PageProps) {
   const { query } = useLocation();
-  const cancelled = query.get('result') === 'cancelled' || query.get('status') === 'cancelled';
+  const cancelled = query.get('checkout') === 'cancelled';
   if (cancelled) {
     return (
       <>

@@ -83,8 +83,8 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
         <code>{k.prefix}…</code>
       </td>
       <td data-label="Created">{dateTime(k.created)}</td>
-      <td data-label="Last used">{k.last_used_at ? dateTime(k.last_used_at) : 'never'}</td>
-      <td data-label="Spent">{tokens(k.spent_tokens)}</td>
+      <td data-label="Last used">{k.last_used ? dateTime(k.last_used) : 'never'}</td>
+      <td data-label="Spent">{tokens(k.spent)}</td>
       <td data-label="Cap">{k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)}</td>
       <td data-label="Models">{k.models === null ? 'all' : k.models.join(', ')}</td>
       <td data-label="Status">

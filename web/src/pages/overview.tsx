@@ -1,4 +1,5 @@
 /** The account's overview: balance and reserved tokens, its packages (expiring ones marked), and 30 days of use. */
+import { useEffect } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api } from '../api';
 import { DailyChart } from '../daily-chart';
@@ -6,8 +7,10 @@ import { date, expiresSoon, nowSeconds, tokens } from '../format';
 import { Link } from '../router';
 import { Empty, Loaded, PageTitle, useResource } from '../ui';
 
-export function Overview({ me }: PageProps) {
+export function Overview({ me, refresh }: PageProps) {
   const [daily] = useResource(() => api.daily(30));
+  // The balance moves with every request made elsewhere: fetch it afresh whenever the page opens.
+  useEffect(() => void refresh(), []);
   const live = me.packages.filter((p) => p.remaining > 0 && (p.expires_at === null || p.expires_at > nowSeconds()));
   return (
     <>
