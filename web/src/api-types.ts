@@ -17,8 +17,20 @@ export type CreateKeyRequest = S.CreateKeyRequest;
 /** A ledger record; the operator's view adds the account, and a keyless request (the operator's own) has no key. */
 export type UsageObject = Omit<S.UsageRecord, 'key_id'> & { key_id: string | null; account_id?: string };
 
-/** An account as the operator's routes list it: the holder's view of it, balance included. */
-export type AccountDetail = S.Me;
+/** An account as the operator's routes list it (GET /admin/accounts): no balance; an API-only account has no email. */
+export interface AccountListItem {
+  id: string;
+  email: string | null;
+  name: string;
+  role: 'member' | 'admin';
+  status: 'active' | 'disabled';
+  /** Whether the account can sign in to the console. */
+  has_password: boolean;
+  created: number;
+}
+
+/** One account in detail (GET /admin/accounts/:id): its balance, packages and usage too. */
+export type AccountDetail = AccountListItem & Omit<S.Me, keyof S.Account>;
 
 /** A redemption code as the operator lists it: its state, never the code. */
 export interface CodeObject {

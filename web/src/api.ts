@@ -4,6 +4,7 @@
  */
 import type {
   AccountDetail,
+  AccountListItem,
   AccountObject,
   CodeObject,
   CreateKeyRequest,
@@ -92,10 +93,11 @@ export const api = {
   checkout: (productId: string) => request<{ url: string }>('POST', '/checkout', { product_id: productId }),
 
   admin: {
-    accounts: () => list<AccountDetail>('/admin/accounts'),
+    accounts: (query: { search?: string; after?: string; limit?: number }) =>
+      request<{ data: AccountListItem[]; has_more: boolean }>('GET', '/admin/accounts', undefined, query),
     account: (id: string) => request<AccountDetail>('GET', `/admin/accounts/${encodeURIComponent(id)}`),
     setStatus: (id: string, status: 'active' | 'disabled') =>
-      request<AccountDetail>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, { status }),
+      request<AccountListItem>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, { status }),
     grant: (id: string, body: { tokens: number; expires_at?: number }) =>
       request<PackageObject>('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body),
     products: () => list<ProductObject>('/admin/products'),

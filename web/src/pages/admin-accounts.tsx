@@ -2,45 +2,70 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api } from '../api';
-import type { AccountDetail } from '../api-types';
+import type { AccountListItem } from '../api-types';
 import { date, endOfDay, tokens } from '../format';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
+const PAGE = 50;
+
 export function AdminAccounts({ me }: PageProps) {
-  const [accounts, reload] = useResource(() => api.admin.accounts());
   const [search, setSearch] = useState('');
-  const needle = search.trim().toLowerCase();
+  const [accounts, reload] = useResource(() => api.admin.accounts({ search: search || undefined, limit: PAGE }), [search]);
+  const [more, setMore] = useState<AccountListItem[]>([]);
+  const [hasMore, setHasMore] = useState<boolean>();
+  const paging = useAction();
+
+  const submit = (event: SubmitEvent) => {
+    event.preventDefault();
+    setMore([]);
+    setHasMore(undefined);
+    setSearch(formValue(event.currentTarget as HTMLFormElement, 'search'));
+  };
+  const loadMore = (after: string) =>
+    paging.run(async () => {
+      const page = await api.admin.accounts({ search: search || undefined, after, limit: PAGE });
+      setMore((old) => [...old, ...page.data]);
+      setHasMore(page.has_more);
+    });
+
   return (
     <>
       <PageTitle title="Accounts">Accounts</PageTitle>
-      <div class="field search">
-        <label for="account-search">Search by email, name or id</label>
-        <input id="account-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
-      </div>
+      <form class="inline-form search" role="search" onSubmit={submit}>
+        <Field label="Search by email or name" name="search" type="search" />
+        <button type="submit">Search</button>
+      </form>
       <Loaded resource={accounts} what="the accounts">
-        {(list) => {
-          const shown = list.filter((a) => !needle || [a.email, a.name, a.id].some((s) => s.toLowerCase().includes(needle)));
-          if (list.length === 0) return <Empty>No accounts yet.</Empty>;
-          if (shown.length === 0) return <Empty>No account matches “{search}”.</Empty>;
+        {(first) => {
+          const shown = [...first.data, ...more];
+          if (shown.length === 0) return <Empty>{search ? `No account matches “${search}”.` : 'No accounts yet.'}</Empty>;
           return (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Account</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Balance</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((a) => (
-                  <AccountRow key={a.id} account={a} self={a.id === me.id} onChanged={reload} />
-                ))}
-              </tbody>
-            </table>
+            <>
+              <table class="list">
+                <thead>
+                  <tr>
+                    <th scope="col">Account</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Balance</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {shown.map((a) => (
+                    <AccountRow key={a.id} account={a} self={a.id === me.id} onChanged={reload} />
+                  ))}
+                </tbody>
+              </table>
+              {(hasMore ?? first.has_more) && (
+                <button type="button" class="secondary" disabled={paging.busy} onClick={() => void loadMore(shown[shown.length - 1].id)}>
+                  {paging.busy ? 'Loading…' : 'Show more accounts'}
+                </button>
+              )}
+              {paging.error && <ErrorNote message={paging.error} />}
+            </>
           );
         }}
       </Loaded>
@@ -48,11 +73,13 @@ export function AdminAccounts({ me }: PageProps) {
   );
 }
 
-function AccountRow({ account: a, self, onChanged }: { account: AccountDetail; self: boolean; onChanged: () => void }) {
+function AccountRow({ account: a, self, onChanged }: { account: AccountListItem; self: boolean; onChanged: () => void }) {
+  // The list has no balances; each row asks for its account's.
+  const [detail, reloadDetail] = useResource(() => api.admin.account(a.id), [a.id]);
   const action = useAction();
   const [granting, setGranting] = useState(false);
   const [granted, setGranted] = useState<string>();
-  const who = a.email || a.name || a.id;
+  const who = a.email ?? (a.name || a.id);
   const toggle = () =>
     action.run(async () => {
       await api.admin.setStatus(a.id, a.status === 'active' ? 'disabled' : 'active');
@@ -67,13 +94,13 @@ function AccountRow({ account: a, self, onChanged }: { account: AccountDetail; s
       await api.admin.grant(a.id, { tokens: amount, ...(expires !== undefined ? { expires_at: expires } : {}) });
       setGranting(false);
       setGranted(`Granted ${tokens(amount)} tokens to ${who}.`);
-      onChanged();
+      reloadDetail();
     });
   };
   return (
     <tr class={a.status === 'disabled' ? 'inactive' : undefined}>
       <td data-label="Account">
-        <strong>{a.email || '(no email)'}</strong>
+        <strong>{a.email ?? '(no email: API only)'}</strong>
         {a.name && <span> · {a.name}</span>}
         <br />
         <span class="muted">
@@ -82,8 +109,14 @@ function AccountRow({ account: a, self, onChanged }: { account: AccountDetail; s
       </td>
       <td data-label="Role">{a.role}</td>
       <td data-label="Balance">
-        {tokens(a.balance)}
-        {a.reserved > 0 && <span class="muted"> ({tokens(a.reserved)} reserved)</span>}
+        <Loaded resource={detail} what="the balance">
+          {(d) => (
+            <>
+              {tokens(d.balance)}
+              {d.reserved > 0 && <span class="muted"> ({tokens(d.reserved)} reserved)</span>}
+            </>
+          )}
+        </Loaded>
       </td>
       <td data-label="Status">
         <span class={`status ${a.status}`}>{a.status}</span>
