@@ -1,9 +1,18 @@
 /** Identifiers, ledger cursors and account search, shared by both stores. */
 import { randomBytes } from 'node:crypto';
 
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * Time-ordered, and in creation order within a process (a sequence breaks ties within a millisecond), so ids sort by
+ * creation: package ids are the settle tie-break, account ids the listing order.
+ */
 export function newId(kind: 'acc' | 'key' | 'pkg' | 'rc'): string {
-  // Time-ordered, so package ids sort by creation (the settle tie-break).
-  return `${kind}_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
+  const now = Date.now();
+  seq = now === lastMs ? seq + 1 : 0;
+  lastMs = now;
+  return `${kind}_${now.toString(36)}${seq.toString(36).padStart(3, '0')}${randomBytes(6).toString('hex')}`;
 }
 
 /** Orders ledger cursors, which are Redis stream ids ("ms-seq") in both stores. */

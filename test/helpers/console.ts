@@ -78,13 +78,16 @@ export class Browser {
     return new URL(this.url).host;
   }
 
+  /** `page: false` sends what a script would: no Origin, no Sec-Fetch-Site. */
   async call(
     method: 'get' | 'post' | 'patch' | 'delete',
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
+    options: { page?: boolean } = {},
   ): Promise<Reply> {
-    let req = request(this.url)[method](path).set('origin', this.url).set('sec-fetch-site', 'same-origin');
+    let req = request(this.url)[method](path);
+    if (options.page !== false) req = req.set('origin', this.url).set('sec-fetch-site', 'same-origin');
     if (this.cookie) req = req.set('cookie', this.cookie);
     for (const [k, v] of Object.entries(headers)) req = req.set(k, v);
     const res = body === undefined ? await req : await req.send(body as object);
