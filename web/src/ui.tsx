@@ -5,11 +5,18 @@ import { messageOf } from './api';
 
 export type Resource<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ready'; data: T };
 
-/** Loads on mount and when `deps` change; `reload` loads again, keeping the old data on screen meanwhile. */
+/**
+ * Loads on mount and when `deps` change (showing the loading state: it is a different thing now); `reload` loads the
+ * same thing again, keeping the old data on screen meanwhile.
+ */
 export function useResource<T>(load: () => Promise<T>, deps: unknown[] = []): [Resource<T>, () => void] {
   const [resource, setResource] = useState<Resource<T>>({ state: 'loading' });
   const [generation, setGeneration] = useState(0);
+  const loadedFor = useRef<string>();
   useEffect(() => {
+    const key = JSON.stringify(deps);
+    if (loadedFor.current !== undefined && loadedFor.current !== key) setResource({ state: 'loading' });
+    loadedFor.current = key;
     let current = true;
     load().then(
       (data) => current && setResource({ state: 'ready', data }),
