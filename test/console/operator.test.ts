@@ -3,8 +3,9 @@
  * disables it (its keys stop at once), and reads the usage across accounts. Every page is scanned and photographed.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openPage, screenshot, seriousViolations, type WatchedPage } from '../helpers/browser';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
+import { ATTACK, adminCall, chat, review, settledPage, signIn } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
 import { MODEL } from '../helpers/proxy';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
@@ -13,47 +14,8 @@ import { startUpstream, type TestUpstream } from '../helpers/upstream';
 jest.setTimeout(120_000);
 
 const ADMIN_TOKEN = 'console-operator-admin-token';
-const ATTACK = '<img src=x onerror=alert(1)>';
 const OPERATOR = { email: 'ops@example.org', password: 'operator passphrase' };
 const MEMBER = { email: 'mallory@example.org', password: 'member passphrase' };
-
-async function admin(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-function chat(url: string, key: string): Promise<Response> {
-  return fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] }),
-  });
-}
-
-async function settledPage(page: Page, heading: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  await page.locator('.loading').first().waitFor({ state: 'detached' });
-}
-
-async function review(w: WatchedPage, name: string): Promise<void> {
-  expect({ page: name, violations: await seriousViolations(w.page) }).toEqual({ page: name, violations: [] });
-  await screenshot(w.page, name);
-}
-
-async function signIn(page: Page, url: string, who: { email: string; password: string }): Promise<void> {
-  await page.goto(`${url}/console/signin`);
-  await settledPage(page, 'Sign in');
-  await page.getByLabel('Email').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await settledPage(page, 'Overview');
-}
 
 describe('the operator console in Chromium', () => {
   let upstream: TestUpstream;
@@ -75,10 +37,10 @@ describe('the operator console in Chromium', () => {
     });
 
     // The first admin, as the operator makes it (the CLI's `accounts create --role admin` calls this route).
-    await admin(url, 'POST', '/admin/accounts', { ...OPERATOR, role: 'admin' });
+    await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...OPERATOR, role: 'admin' });
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
-    const member = await admin(url, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
-    memberKey = (await admin(url, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
+    const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
+    memberKey = (await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
     expect((await chat(url, memberKey)).status).toBe(200);
   });
   afterAll(async () => {

@@ -91,6 +91,15 @@ export const api = {
   products: () => list<ProductObject>('/products'),
   redeem: (code: string) => request<PackageObject>('POST', '/redeem', { code }),
   checkout: (productId: string) => request<{ url: string }>('POST', '/checkout', { product_id: productId }),
+  /**
+   * Whether the operator configured Stripe Checkout. The API has no flag for it, so this asks the checkout route with
+   * an empty body: refused as invalid (400) when it exists, unknown (404) when it does not; no session is created.
+   */
+  checkoutAvailable: () =>
+    request<unknown>('POST', '/checkout', {}).then(
+      () => true,
+      (err: unknown) => !(err instanceof ApiFailure && err.status === 404),
+    ),
 
   admin: {
     accounts: (query: { search?: string; after?: string; limit?: number }) =>

@@ -1,7 +1,7 @@
 /** The product center: the token packages for sale, redeeming a code, and buying through Stripe Checkout. */
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app';
-import { api, ApiFailure, messageOf } from '../api';
+import { api, messageOf } from '../api';
 import type { PackageObject, ProductObject } from '../api-types';
 import { date, money, tokens } from '../format';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
@@ -11,22 +11,25 @@ export function validity(days: number | null): string {
 }
 
 export function Products({ refresh }: PageProps) {
-  const [products] = useResource(() => api.products());
+  const [products] = useResource(() => Promise.all([api.products(), api.checkoutAvailable()]));
   return (
     <>
       <PageTitle title="Products">Products</PageTitle>
       <Redeem onRedeemed={refresh} />
       <h2>Token packages</h2>
       <Loaded resource={products} what="the products">
-        {(list) =>
+        {([list, canBuy]) =>
           list.length === 0 ? (
             <Empty>Nothing is for sale right now. If you have a code, redeem it above.</Empty>
           ) : (
-            <ul class="products">
-              {list.map((p) => (
-                <ProductCard key={p.id} product={p} />
-              ))}
-            </ul>
+            <>
+              {!canBuy && <p>Card payment is not set up on this server: ask the operator for a redemption code.</p>}
+              <ul class="products">
+                {list.map((p) => (
+                  <ProductCard key={p.id} product={p} canBuy={canBuy} />
+                ))}
+              </ul>
+            </>
           )
         }
       </Loaded>
@@ -34,7 +37,7 @@ export function Products({ refresh }: PageProps) {
   );
 }
 
-function ProductCard({ product }: { product: ProductObject }) {
+function ProductCard({ product, canBuy }: { product: ProductObject; canBuy: boolean }) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const buy = async () => {
@@ -44,11 +47,7 @@ function ProductCard({ product }: { product: ProductObject }) {
       const { url } = await api.checkout(product.id);
       location.assign(url);
     } catch (err) {
-      setError(
-        err instanceof ApiFailure && err.status === 404 && err.code === 'not_found' && /route/i.test(err.message)
-          ? 'Card payments are not set up on this server. Ask the operator for a code.'
-          : messageOf(err),
-      );
+      setError(messageOf(err));
       setBusy(false);
     }
   };
@@ -60,9 +59,11 @@ function ProductCard({ product }: { product: ProductObject }) {
       </p>
       <p class="muted">{validity(product.valid_days)}</p>
       <p class="price">{money(product.price, product.currency)}</p>
-      <button type="button" onClick={buy} disabled={busy} aria-label={`Buy ${product.name}`}>
-        {busy ? 'Opening checkout…' : 'Buy'}
-      </button>
+      {canBuy && (
+        <button type="button" onClick={buy} disabled={busy} aria-label={`Buy ${product.name}`}>
+          {busy ? 'Opening checkout…' : 'Buy'}
+        </button>
+      )}
       {error && <ErrorNote message={error} />}
     </li>
   );
