@@ -203,6 +203,53 @@ describe('the console in Chromium', () => {
     await review(w, 'keys');
   });
 
+  test('the keys page works from the keyboard alone', async () => {
+    const { page } = w;
+    const focused = async () => String(await page.evaluate('document.activeElement.id || document.activeElement.innerText'));
+    const tabTo = async (name: string) => {
+      for (let i = 0; i < 40 && (await focused()) !== name; i++) await page.keyboard.press('Tab');
+      expect(await focused()).toBe(name);
+    };
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await settledPage(page, 'Overview');
+    await page.getByRole('link', { name: 'API keys' }).focus();
+    await page.keyboard.press('Enter');
+    await settledPage(page, 'API keys');
+    // Navigation moved focus to the page's heading; the next Tab is the form's first field.
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('f-name');
+    await page.keyboard.type('keyboard');
+    await page.keyboard.press('Enter');
+    await page.getByText('it will not be shown again').waitFor();
+    await tabTo('Copy');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    await tabTo('I have stored it');
+    await page.keyboard.press('Enter');
+
+    await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
+    await page.keyboard.press('Enter');
+    // The confirmation takes focus; Enter answers it.
+    expect(await focused()).toBe('Revoke key');
+    await page.keyboard.press('Enter');
+    await page.locator('table.list tbody tr').filter({ hasText: 'keyboard' }).locator('.status.revoked').waitFor();
+  });
+
+  test('a package that expires within a week is highlighted on the overview', async () => {
+    const { page } = w;
+    const [account] = (await adminCall(url, ADMIN_TOKEN, 'GET', `/admin/accounts?search=${EMAIL}`)).data;
+    const inThreeDays = Math.floor(Date.now() / 1000) + 3 * 86_400;
+    await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/packages`, { tokens: 1000, expires_at: inThreeDays });
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await settledPage(page, 'Overview');
+    const soon = page.locator('table.list tbody tr.soon');
+    await soon.waitFor();
+    await expect(soon.count()).resolves.toBe(1);
+    await expect(soon.innerText()).resolves.toMatch(/1,000 on[\s\S]*expires soon/);
+    // The 30-day package from the code is not marked.
+    await expect(page.locator('table.list tbody tr').filter({ hasText: '50,000 on' }).locator('.badge').count()).resolves.toBe(0);
+  });
+
   test('the checkout result page after a redirect from Stripe', async () => {
     const { page } = w;
     await page.goto(`${url}/console/?checkout=success`);

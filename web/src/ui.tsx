@@ -2,6 +2,7 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
+import { useLocation } from './router';
 
 export type Resource<T> = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ready'; data: T };
 
@@ -55,11 +56,12 @@ export const Empty = ({ children }: { children: ComponentChildren }) => <p class
 /** The page's heading; it takes focus after navigation so screen readers announce the new page. */
 export function PageTitle({ children, title }: { children: ComponentChildren; title: string }) {
   const ref = useRef<HTMLHeadingElement>(null);
+  const { navigation } = useLocation();
   useEffect(() => {
     document.title = `${title} · tokenmeter`;
-    if (document.activeElement === document.body || document.activeElement === null) return;
-    ref.current?.focus();
-  }, [title]);
+    // Not on the first load, where focus belongs at the top of the page; after a navigation, here.
+    if (navigation > 0) ref.current?.focus();
+  }, [title, navigation]);
   return (
     <h1 tabIndex={-1} ref={ref}>
       {children}

@@ -1,5 +1,5 @@
 /** API keys: the account's keys, creating one (its secret shown once, with a copy button), revoking with confirmation. */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api } from '../api';
 import type { CreatedKey, KeyObject } from '../api-types';
@@ -69,6 +69,15 @@ export function Keys(_props: PageProps) {
 function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
+  // Focus follows the question and its answer, so keyboard users land on the button that replaced the one they pressed.
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  const revokeButton = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+    else if (asked.current) revokeButton.current?.focus();
+    asked.current ||= confirming;
+  }, [confirming]);
   const state = status(k);
   const revoke = () =>
     action.run(async () => {
@@ -96,7 +105,7 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
           (confirming ? (
             <div class="confirm" role="group" aria-label={`Confirm revoking ${k.name || k.prefix}`}>
               <span>Revoke it? Requests with this key fail at once.</span>
-              <button type="button" class="danger" onClick={revoke} disabled={action.busy}>
+              <button type="button" class="danger" onClick={revoke} disabled={action.busy} ref={confirmButton}>
                 Revoke key
               </button>
               <button type="button" class="secondary" onClick={() => setConfirming(false)}>
@@ -104,7 +113,13 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
               </button>
             </div>
           ) : (
-            <button type="button" class="secondary" onClick={() => setConfirming(true)} aria-label={`Revoke ${k.name || k.prefix}`}>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => setConfirming(true)}
+              aria-label={`Revoke ${k.name || k.prefix}`}
+              ref={revokeButton}
+            >
               Revoke
             </button>
           ))}
