@@ -2,10 +2,10 @@
  * The account holder's own account: register (when ACCOUNT_REGISTRATION=open), log in, log out, and `me`.
  *
  * What a taken email reveals at registration: that it is taken (409 `email_taken`). Without email delivery there is
- * no way to answer a taken and a fresh address alike and still tell a real registrant why they cannot log in; so each
- * such answer counts as a failed attempt of the client's address, which bounds enumeration to LOGIN_MAX_FAILURES per
- * window, like password guessing. Login answers the same 401 for an unknown email, a wrong password and a disabled
- * account, after the same scrypt work.
+ * no way to answer a taken and a fresh address alike and still tell a real registrant why they cannot log in; so every
+ * registration (taken or not) counts as an attempt of the client's address, which bounds enumeration, like password
+ * guessing, and account spam to LOGIN_MAX_FAILURES per window and address. Login answers the same 401 for an unknown
+ * email, a wrong password and a disabled account, after the same scrypt work.
  */
 import { randomBytes } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -68,7 +68,7 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       if (created.kind === 'email_taken') {
         return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));
       }
-      await throttle.refund(admission.ticket);
+      // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per window.
       logger.info({ accountId: created.account.id }, 'account registered');
       res.status(201).json(accountObject(created.account));
     }),

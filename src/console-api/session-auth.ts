@@ -34,6 +34,8 @@ export function requireSession(deps: { sessions: Sessions; store: Store; secure:
       return sendError(res, REQUIRED);
     }
     (res.locals as SessionLocals).account = account;
+    // The cookie's Max-Age restarts with the session's idle time, so an account holder in use is never logged out.
+    res.setHeader('set-cookie', deps.sessions.cookie(cookie!, { secure: deps.secure(req) }));
     next();
   };
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger';
 import type { CommerceStore, RedemptionCode } from '../store/commerce-types';
 import { productObject } from '../console-api/objects';
 import { storeGuard } from '../console-api/store-guard';
+import { newId } from '../store/ids';
 import { generateCode } from './codes';
 
 const tokens = z
@@ -73,7 +74,19 @@ const createCodesSchema = z
   });
 
 /** A code as the operator lists it: its state and who redeemed it, never the code. */
-export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000)) {
+export interface CodeObject {
+  id: string;
+  product_id: string | null;
+  tokens: number;
+  valid_days: number | null;
+  expires_at: number | null;
+  created: number;
+  status: 'active' | 'redeemed' | 'expired';
+  redeemed_by: string | null;
+  redeemed_at: number | null;
+}
+
+export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000)): CodeObject {
   const status = c.redeemedBy !== null ? 'redeemed' : c.expiresAt !== null && c.expiresAt <= now ? 'expired' : 'active';
   return {
     id: c.id,
@@ -101,7 +114,7 @@ export function productAdmin(deps: { commerce: CommerceStore; logger: Logger }):
       const parsed = createProductSchema.safeParse(req.body ?? {});
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const p = parsed.data;
-      const id = p.id ?? `prod_${Date.now().toString(36)}`;
+      const id = p.id ?? newId('prod');
       const created = await commerce.createProduct({
         id,
         name: p.name,

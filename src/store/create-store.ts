@@ -35,7 +35,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
 function connect(config: StoreConfig, url: string, logger: Logger): Redis | Cluster {
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one hash tag's keys: one slot, so they run unchanged on a cluster.
+    ? // Every script touches one hash tag's keys (an account's, a session's, a code's): one slot, so they run unchanged on a cluster.
       new Cluster([url], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
     : new Redis(url, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.

@@ -70,6 +70,7 @@ export function parseKeyRecord(id: string, accountId: string, h: Record<string, 
   };
 }
 
+/** Usage totals from an account's totals hash, or from a key's hash (which keeps its charged tokens as `spent`). */
 export function parseTotals(h: Record<string, string>): UsageTotals {
   return {
     requests: Number(h.requests ?? 0),

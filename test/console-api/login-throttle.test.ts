@@ -93,6 +93,17 @@ describe('account enumeration', () => {
     expect(probe.status).toBe(429);
   });
 
+  it('account spam: an address registers no more accounts per window than the limit', async () => {
+    const b = new Browser(c.proxy.url);
+    for (let i = 0; i < 3; i++) {
+      expect((await b.call('post', '/console/api/register', { email: `bot${i}@example.org`, password: 'long enough pw' })).status).toBe(
+        201,
+      );
+    }
+    expect((await b.call('post', '/console/api/register', { email: 'bot3@example.org', password: 'long enough pw' })).status).toBe(429);
+    expect(await c.s.store.findAccountByEmail('bot3@example.org')).toBeUndefined();
+  });
+
   it('refuses a short password and unknown fields with a 400 naming the field', async () => {
     const b = new Browser(c.proxy.url);
     const short = await b.call('post', '/console/api/register', { email: 'new@example.org', password: 'short' });

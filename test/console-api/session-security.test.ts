@@ -79,6 +79,13 @@ describe('console sessions', () => {
     expect((await browser.call('get', '/console/api/me')).status).toBe(200);
   });
 
+  it('a session in use gets its cookie renewed, so its holder is not logged out mid-work', async () => {
+    await accountWithPassword(c.s.store, 'ada@example.org');
+    await browser.login('ada@example.org');
+    const me = await browser.call('get', '/console/api/me');
+    expect(me.headers['set-cookie']).toEqual([`${browser.cookie}; Path=/; HttpOnly; SameSite=Lax; Max-Age=604800`]);
+  });
+
   it('logout ends this session; logout everywhere ends the others too', async () => {
     await accountWithPassword(c.s.store, 'ada@example.org');
     const laptop = new Browser(c.proxy.url);
@@ -147,6 +154,17 @@ describe('CSRF: a page of another site cannot act with the account holder’s co
     const res = await browser.call('post', '/console/api/keys', { name: 'evil' }, { origin: 'https://evil.example' });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('cross_site_request');
+  });
+
+  it('login CSRF: another site cannot log the victim’s browser into the attacker’s account', async () => {
+    const res = await new Browser(c.proxy.url).call(
+      'post',
+      '/console/api/login',
+      { email: 'ada@example.org', password: 'correct horse battery' },
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    );
+    expect(res.status).toBe(403);
+    expect(res.headers['set-cookie']).toBeUndefined();
   });
 
   it('refuses a request the browser marks cross-site or same-site, even without Origin', async () => {
