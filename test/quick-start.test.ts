@@ -59,18 +59,18 @@ describe('README quick start', () => {
       expect(state.balance).toBe(10_000 - res.body.usage.total_tokens);
     });
 
-    // The console: / leads there, the model page needs no account, and the operator account the curl makes signs in.
+    // The console: / leads there, the model page needs no account, and the operator account the CLI makes signs in.
     const root = await request(proxy.url).get('/');
     expect(root.status).toBe(302);
     expect(root.headers.location).toBe('/console/');
     expect((await request(proxy.url).get('/console/')).text).toContain('/console/assets/console.js');
     expect((await request(proxy.url).get('/console/models')).text).toContain('meta/llama-3.1-8b-instruct');
-    const operator = await request(proxy.url)
-      .post('/admin/accounts')
-      .set('Authorization', `Bearer ${ADMIN}`)
-      .set('Content-Type', 'application/json')
-      .send('{"email": "you@example.org", "password": "a long passphrase", "role": "admin", "tokens": 10000}');
-    expect(operator.status).toBe(201);
+    const operator = await runCli(
+      ['accounts', 'create', '--email', 'you@example.org', '--role', 'admin', '--password-stdin', '--tokens', '10000'],
+      env,
+      'a long passphrase\n',
+    );
+    expect(operator).toMatchObject({ code: 0 });
     const login = await request(proxy.url).post('/console/api/login').send({ email: 'you@example.org', password: 'a long passphrase' });
     expect(login.status).toBe(200);
     expect(login.body).toMatchObject({ email: 'you@example.org', role: 'admin' });

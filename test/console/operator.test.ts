@@ -1,5 +1,6 @@
 /**
- * The operator's console in headless Chromium against the built proxy on Redis: the first admin signs in, creates a product, generates codes and downloads them once, sees them redeemed, finds an account and
+ * The operator's console in headless Chromium against the built proxy on Redis: the first admin, made with the CLI,
+ * signs in, creates a product, generates codes and downloads them once, sees them redeemed, finds an account and
  * disables it (its keys stop at once), and reads the usage across accounts. Every page is scanned and photographed.
  */
 import { readFileSync } from 'node:fs';
@@ -7,6 +8,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
 import { ATTACK, adminCall, chat, review, settledPage, signIn } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
+import { runCli } from '../helpers/processes';
 import { MODEL } from '../helpers/proxy';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
@@ -36,8 +38,13 @@ describe('the operator console in Chromium', () => {
       throw new Error(`a dialog opened: ${d.message()}`);
     });
 
-    // The first admin, as the operator makes it (the CLI's `accounts create --role admin` calls this route).
-    await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...OPERATOR, role: 'admin' });
+    // The first admin comes from the CLI, as README says.
+    const cli = await runCli(
+      ['accounts', 'create', '--email', OPERATOR.email, '--role', 'admin', '--password-stdin', '--url', url],
+      { TOKENMETER_ADMIN_TOKEN: ADMIN_TOKEN },
+      `${OPERATOR.password}\n`,
+    );
+    expect(cli).toMatchObject({ code: 0 });
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
     const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
     memberKey = (await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
