@@ -48,7 +48,8 @@ describe('the operator console in Chromium', () => {
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
     const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
     memberKey = (await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
-    expect((await chat(url, memberKey)).status).toBe(200);
+    // 60 requests: more than one page of the usage table (50).
+    for (let i = 0; i < 60; i++) expect((await chat(url, memberKey)).status).toBe(200);
   });
   afterAll(async () => {
     await browser?.close();
@@ -143,7 +144,9 @@ describe('the operator console in Chromium', () => {
     await page.getByLabel('Search by email or name').fill('mallory');
     await page.getByRole('button', { name: 'Search' }).click();
     const rows = page.locator('table.list tbody tr');
-    await page.locator('.loading').first().waitFor({ state: 'detached' });
+    // The search's answer: one row, the member's (the operator's own account is filtered out).
+    await rows.filter({ hasText: MEMBER.email }).waitFor();
+    await page.locator('table.list tbody tr:nth-child(2)').waitFor({ state: 'detached' });
     await expect(rows.count()).resolves.toBe(1);
     // The markup name shows as its characters, and no element was made of it.
     await expect(rows.first().innerText()).resolves.toContain(ATTACK);
@@ -167,13 +170,30 @@ describe('the operator console in Chromium', () => {
     expect([401, 403]).toContain(refused.status);
   });
 
-  test('the usage across accounts lists the member’s request', async () => {
+  test('the usage across accounts lists the member’s requests, newest first, a page at a time, and as CSV', async () => {
     const { page } = w;
     await page.getByRole('link', { name: 'All usage' }).click();
     await settledPage(page, 'Usage across accounts');
     const rows = page.locator('table.list tbody tr');
     await rows.first().waitFor();
+    await expect(rows.count()).resolves.toBe(50);
     await expect(rows.first().innerText()).resolves.toContain(MODEL);
     await review(w, 'admin-usage');
+
+    await page.getByRole('button', { name: 'Show older requests' }).click();
+    await page.getByRole('button', { name: 'Show older requests' }).waitFor({ state: 'detached' });
+    await expect(rows.count()).resolves.toBe(60);
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const lines = readFileSync((await (await download).path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(lines[0]).toMatch(/^time,account_id,key_id,/);
+    const times = lines.slice(1).map((l) => l.split(',')[0]);
+    expect(times).toHaveLength(60);
+    // Newest first, each request once.
+    expect([...times].sort().reverse()).toEqual(times);
+    expect(new Set(lines.slice(1).map((l) => l.split(',').at(-1))).size).toBe(60);
   });
 });

@@ -215,7 +215,9 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'API keys' }).focus();
     await page.keyboard.press('Enter');
     await settledPage(page, 'API keys');
-    // Navigation moved focus to the page's heading; the next Tab is the form's first field.
+    // Navigation moves focus to the page's heading (just after it renders); the next Tab is the form's first field.
+    for (let i = 0; i < 50 && (await page.evaluate('document.activeElement.tagName')) !== 'H1'; i++) await page.waitForTimeout(20);
+    expect(await page.evaluate('document.activeElement.innerText')).toBe('API keys');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('f-name');
     await page.keyboard.type('keyboard');

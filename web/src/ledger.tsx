@@ -21,6 +21,29 @@ export interface LedgerProps {
   filename: string;
 }
 
+type FetchPage = LedgerProps['fetchPage'];
+
+/**
+ * The `size` records just older than those shown (all of `shown` is newest first). The API answers the newest records
+ * oldest first and pages only forward, so this asks for records up to the oldest shown second, with room for the ones
+ * of that second already shown, and drops those. `more` is false once the API had no more to give.
+ */
+export async function olderRecords(
+  fetchPage: FetchPage,
+  filter: UsageFilter,
+  shown: UsageObject[],
+  size: number,
+): Promise<{ records: UsageObject[]; more: boolean }> {
+  const oldest = shown.length > 0 ? shown[shown.length - 1].created : undefined;
+  const sameSecond = oldest === undefined ? [] : shown.filter((r) => r.created === oldest);
+  const limit = Math.min(1000, size + sameSecond.length);
+  const page = await fetchPage({ ...filter, ...(oldest !== undefined ? { until: oldest } : {}), limit });
+  const seen = new Set(sameSecond.map((r) => r.request_id));
+  const records = page.reverse().filter((r) => !seen.has(r.request_id));
+  // A full page of nothing new would repeat forever: only more than `limit` records in one second can cause it.
+  return { records, more: page.length === limit && records.length > 0 };
+}
+
 export function Ledger(props: LedgerProps) {
   const [filter, setFilter] = useState<UsageFilter>({});
   const [rows, setRows] = useState<UsageObject[]>();
@@ -29,12 +52,15 @@ export function Ledger(props: LedgerProps) {
   const csv = useAction();
   const label = (id: string | null) => (id === null ? '(no key)' : props.keyLabel ? props.keyLabel(id) : id);
 
-  const fetchFrom = async (after: string | undefined) => {
-    const page = await props.fetchPage({ ...filter, after, limit: PAGE });
-    setRows((old) => (after === undefined ? page : [...(old ?? []), ...page]));
-    setMore(page.length === PAGE);
+  const fetchOlder = async (shown: UsageObject[]) => {
+    const page = await olderRecords(props.fetchPage, filter, shown, PAGE);
+    setRows([...shown, ...page.records]);
+    setMore(page.more);
   };
-  useEffect(() => void load.run(() => fetchFrom(undefined)), [JSON.stringify(filter)]);
+  useEffect(() => {
+    setRows(undefined);
+    void load.run(() => fetchOlder([]));
+  }, [JSON.stringify(filter)]);
 
   const apply = (event: SubmitEvent) => {
     event.preventDefault();
@@ -52,12 +78,10 @@ export function Ledger(props: LedgerProps) {
   const download = () =>
     csv.run(async () => {
       const all: UsageObject[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const page = await props.fetchPage({ ...filter, after, limit: 1000 });
-        all.push(...page);
-        if (page.length < 1000 || all.length >= CSV_MAX_ROWS) break;
-        after = page[page.length - 1].cursor;
+      for (let more = true; more && all.length < CSV_MAX_ROWS;) {
+        const page = await olderRecords(props.fetchPage, filter, all, 1000);
+        all.push(...page.records);
+        more = page.more;
       }
       const header = ['time', ...(props.accounts ? ['account_id'] : []), 'key_id', 'key', 'model', 'prompt_tokens', 'completion_tokens'];
       header.push('charged_tokens', 'estimated', 'stream', 'status', 'request_id');
@@ -150,12 +174,7 @@ export function Ledger(props: LedgerProps) {
             </tbody>
           </table>
           {more && (
-            <button
-              type="button"
-              class="secondary"
-              disabled={load.busy}
-              onClick={() => void load.run(() => fetchFrom(rows[rows.length - 1].cursor))}
-            >
+            <button type="button" class="secondary" disabled={load.busy} onClick={() => void load.run(() => fetchOlder(rows))}>
               {load.busy ? 'Loading…' : 'Show older requests'}
             </button>
           )}
