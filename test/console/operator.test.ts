@@ -181,8 +181,9 @@ describe('the operator console in Chromium', () => {
     await review(w, 'admin-usage');
 
     await page.getByRole('button', { name: 'Show older requests' }).click();
-    await page.getByRole('button', { name: 'Show older requests' }).waitFor({ state: 'detached' });
+    await rows.nth(59).waitFor();
     await expect(rows.count()).resolves.toBe(60);
+    await expect(page.getByRole('button', { name: 'Show older requests' }).count()).resolves.toBe(0);
 
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Download CSV' }).click();
