@@ -206,6 +206,11 @@ describe('the console in Chromium', () => {
   test('the keys page works from the keyboard alone', async () => {
     const { page } = w;
     const focused = async () => String(await page.evaluate('document.activeElement.id || document.activeElement.innerText'));
+    // Focus moves in an effect just after the render: give it a moment.
+    const focusReaches = async (name: string) => {
+      for (let i = 0; i < 250 && (await focused()) !== name; i++) await page.waitForTimeout(20);
+      expect(await focused()).toBe(name);
+    };
     const tabTo = async (name: string) => {
       for (let i = 0; i < 40 && (await focused()) !== name; i++) await page.keyboard.press('Tab');
       expect(await focused()).toBe(name);
@@ -215,9 +220,8 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'API keys' }).focus();
     await page.keyboard.press('Enter');
     await settledPage(page, 'API keys');
-    // Navigation moves focus to the page's heading (just after it renders); the next Tab is the form's first field.
-    for (let i = 0; i < 50 && (await page.evaluate('document.activeElement.tagName')) !== 'H1'; i++) await page.waitForTimeout(20);
-    expect(await page.evaluate('document.activeElement.innerText')).toBe('API keys');
+    // Navigation moves focus to the page's heading; the next Tab is the form's first field.
+    await focusReaches('API keys');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('f-name');
     await page.keyboard.type('keyboard');
@@ -232,7 +236,7 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
     await page.keyboard.press('Enter');
     // The confirmation takes focus; Enter answers it.
-    expect(await focused()).toBe('Revoke key');
+    await focusReaches('Revoke key');
     await page.keyboard.press('Enter');
     await page.locator('table.list tbody tr').filter({ hasText: 'keyboard' }).locator('.status.revoked').waitFor();
   });
