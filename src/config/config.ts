@@ -77,6 +77,8 @@ export const envSchema = z.object({
   UPSTREAM_MAX_FREE_SOCKETS: positiveInt(256),
   /** How long a reservation lives without renewal. Default 60 s. */
   RESERVATION_LEASE_SECONDS: positiveInt(60),
+  /** Length of the rpm and tpm windows. Default 60 s; shorter only for tests and demos ("per minute" then means per window). */
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
   /** Redis command timeout: a slower store counts as down (fail closed). Default 2000 ms. */
   STORE_TIMEOUT_MS: positiveInt(2_000),
   /** Serve /metrics on this port only (not on PORT). Unset: /metrics on PORT. */
@@ -109,6 +111,7 @@ export interface Config {
   upstreamTimeoutMs: number;
   upstreamMaxFreeSockets: number;
   leaseMs: number;
+  limitWindowMs: number;
   storeTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];
   metricsPort: number | undefined;
@@ -147,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamMaxFreeSockets: e.UPSTREAM_MAX_FREE_SOCKETS,
     leaseMs: e.RESERVATION_LEASE_SECONDS * 1000,
+    limitWindowMs: e.RATE_LIMIT_WINDOW_SECONDS * 1000,
     storeTimeoutMs: e.STORE_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     metricsPort: e.METRICS_PORT,

@@ -6,11 +6,14 @@ import { MemoryStore } from './memory-store';
 import { RedisStore, redisClientOptions } from './redis-store';
 import type { Store } from './types';
 
-export function createStore(config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs'>, logger: Logger): Store {
-  if (!config.redisUrl) return new MemoryStore();
+export function createStore(
+  config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>,
+  logger: Logger,
+): Store {
+  if (!config.redisUrl) return new MemoryStore({ limitWindowMs: config.limitWindowMs });
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one API key's keys, all under its hash tag: one slot, so they run unchanged on a cluster.
+    ? // Every script touches one API key's keys (or one model's), all under one hash tag: one slot, so they run unchanged on a cluster.
       new Cluster([config.redisUrl], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
     : new Redis(config.redisUrl, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.
@@ -23,5 +26,5 @@ export function createStore(config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'r
     if (down) logger.info('store reachable again');
     down = false;
   });
-  return new RedisStore(client, { prefix: config.redisPrefix });
+  return new RedisStore(client, { prefix: config.redisPrefix, limitWindowMs: config.limitWindowMs });
 }

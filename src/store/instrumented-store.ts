@@ -30,6 +30,10 @@ export function instrumentStore(store: Store, metrics: Metrics): Store {
     release: (keyId, requestId) => timed('release', () => store.release(keyId, requestId)),
     settle: (settlement) => timed('settle', () => store.settle(settlement)),
     usage: (query) => timed('usage', () => store.usage(query)),
+    admitModel: (model, check) => timed('model_admit', () => store.admitModel(model, check)),
+    endModel: (model, requestId, how) => timed('model_end', () => store.endModel(model, requestId, how)),
+    renewModel: (model, requestId, leaseMs) => timed('model_renew', () => store.renewModel(model, requestId, leaseMs)),
+    modelUse: (model, limits) => timed('model_use', () => store.modelUse(model, limits)),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   };

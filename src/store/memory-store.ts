@@ -3,6 +3,8 @@
  * records per key). Each method's check-and-change runs synchronously, so it is atomic in
  * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
  */
+import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../limits/limits';
+import { LimitWindow } from '../limits/limit-window';
 import { compareCursor, newId } from './ids';
 import {
   type KeyRecord,
@@ -42,6 +44,8 @@ export interface MemoryStoreOptions {
    * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
    */
   settleDedupSeconds?: number;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
 }
 
 export class MemoryStore implements Store {
@@ -51,6 +55,9 @@ export class MemoryStore implements Store {
   private readonly now: () => number;
   private readonly ledgerLimit: number;
   private readonly dedupMs: number;
+  private readonly windowMs: number;
+  /** Model id -> its limit windows; dropped when nothing is held. */
+  private readonly modelWindows = new Map<string, LimitWindow>();
   private lastCursorMs = 0;
   private cursorSeq = 0;
 
@@ -58,6 +65,7 @@ export class MemoryStore implements Store {
     this.now = options.now ?? Date.now;
     this.ledgerLimit = options.ledgerLimit ?? 10_000;
     this.dedupMs = (options.settleDedupSeconds ?? 600) * 1000;
+    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
   }
 
   private seconds(): number {
@@ -223,6 +231,28 @@ export class MemoryStore implements Store {
       .sort((a, b) => compareCursor(a.cursor, b.cursor))
       .map((r) => ({ ...r }));
     return q.after !== undefined ? out.slice(0, q.limit) : out.slice(Math.max(0, out.length - q.limit));
+  }
+
+  async admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
+    let window = this.modelWindows.get(model);
+    if (!window) this.modelWindows.set(model, (window = new LimitWindow(this.windowMs)));
+    return window.admit('model', check, this.now());
+  }
+
+  async endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
+    const window = this.modelWindows.get(model);
+    if (!window) return;
+    const now = this.now();
+    window.end(requestId, how, now);
+    if (window.empty(now)) this.modelWindows.delete(model);
+  }
+
+  async renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
+    this.modelWindows.get(model)?.renew(requestId, leaseMs, this.now());
+  }
+
+  async modelUse(model: string, limits: Limits): Promise<LevelUse> {
+    return (this.modelWindows.get(model) ?? new LimitWindow(this.windowMs)).use(limits, this.now());
   }
 
   async ping(): Promise<void> {}

@@ -1,6 +1,9 @@
 /** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script. */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
+import { DEFAULT_WINDOW_MS } from '../limits/limits';
 import { compareCursor, newId } from './ids';
+import { defineScript, RedisModelLimits } from './redis-limits';
 import * as scripts from './scripts';
 import {
   SETTLE_DEDUP_SECONDS,
@@ -20,7 +23,7 @@ import {
 
 type Client = Redis | Cluster;
 type ScriptName = 'tmReserve' | 'tmRenew' | 'tmRelease' | 'tmSettle' | 'tmGrant' | 'tmRevoke' | 'tmState';
-type RunScript = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+type RunScript = ReturnType<typeof defineScript>;
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
 export class StoreReplyError extends Error {
@@ -30,6 +33,8 @@ export class StoreReplyError extends Error {
 export interface RedisStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
   prefix?: string;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
 }
 
 /** ioredis options for a store that fails closed: no offline queue, bounded command time, endless reconnects. */
@@ -50,6 +55,7 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly prefix: string;
   private readonly run: Record<ScriptName, RunScript>;
+  private readonly modelLimits: RedisModelLimits;
 
   constructor(
     private readonly redis: Client,
@@ -66,13 +72,9 @@ export class RedisStore implements Store {
       ['tmState', scripts.STATE],
     ];
     const run = {} as Record<ScriptName, RunScript>;
-    for (const [name, lua] of defs) {
-      // ioredis sends EVALSHA and falls back to EVAL (which caches the script) on NOSCRIPT.
-      if (!(name in redis)) redis.defineCommand(name, { lua });
-      const command = (redis as unknown as Record<ScriptName, (...a: unknown[]) => Promise<unknown>>)[name].bind(redis);
-      run[name] = (keys, args) => command(keys.length, ...keys, ...args);
-    }
+    for (const [name, lua] of defs) run[name] = defineScript(redis, name, lua);
     this.run = run;
+    this.modelLimits = new RedisModelLimits(redis, this.prefix, options.limitWindowMs ?? DEFAULT_WINDOW_MS);
   }
 
   private k(id: string, part: string): string {
@@ -229,6 +231,22 @@ export class RedisStore implements Store {
     }
     const taken = out.slice(0, q.limit);
     return forward ? taken : taken.reverse();
+  }
+
+  admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
+    return this.modelLimits.admit(model, check);
+  }
+
+  endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
+    return this.modelLimits.end(model, requestId, how);
+  }
+
+  renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
+    return this.modelLimits.renew(model, requestId, leaseMs);
+  }
+
+  modelUse(model: string, limits: Limits): Promise<LevelUse> {
+    return this.modelLimits.use(model, limits);
   }
 
   async ping(): Promise<void> {

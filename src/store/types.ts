@@ -1,4 +1,8 @@
-/** The store contract: keys, token packages, reservations with leases, settlement and the usage ledger. */
+/**
+ * The store contract: keys, token packages, reservations with leases, settlement, the usage ledger, and the model
+ * level of rate and concurrency limits.
+ */
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
 
 /** Unix seconds. */
 export type UnixSeconds = number;
@@ -131,6 +135,17 @@ export interface Store {
   /** Charges, drops the reservation and appends to the ledger in one step; exactly once per request id. */
   settle(settlement: Settlement): Promise<SettleResult>;
   usage(query: UsageQuery): Promise<UsageRecord[]>;
+  /**
+   * Model-level limits, in the model's own slot: admits a request into the model's windows, or refuses it with
+   * nothing changed. Called only for models with limits, before the reservation (and undone if that is refused).
+   */
+  admitModel(model: string, check: LimitCheck): Promise<AdmitResult>;
+  /** The request lets go of the model's limits: slot freed, tpm corrected (LimitEnd). */
+  endModel(model: string, requestId: string, how: LimitEnd): Promise<void>;
+  /** Extends the request's concurrency lease on the model (with its reservation's). */
+  renewModel(model: string, requestId: string, leaseMs: number): Promise<void>;
+  /** The model's current use of its limits. */
+  modelUse(model: string, limits: Limits): Promise<LevelUse>;
   /** Resolves when the store answers; rejects when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -23,15 +23,15 @@ export interface StoreUnderTest {
 export const storeKinds = ['memory', 'redis'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
-export async function makeStore(kind: StoreKind): Promise<StoreUnderTest> {
+export async function makeStore(kind: StoreKind, options: { limitWindowMs?: number } = {}): Promise<StoreUnderTest> {
   if (kind === 'memory') {
-    const store = new MemoryStore();
+    const store = new MemoryStore(options);
     return { store, close: () => store.close() };
   }
   const prefix = `t${randomBytes(4).toString('hex')}:`;
   const client = new Redis(testRedisUrl(), { ...redisClientOptions(2000), enableOfflineQueue: true });
   const inspector = new Redis(testRedisUrl());
-  const store = new RedisStore(client, { prefix });
+  const store = new RedisStore(client, { prefix, ...options });
   return {
     store,
     redis: inspector,
