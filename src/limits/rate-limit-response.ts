@@ -8,6 +8,7 @@ import type { LevelUse, LimitLevel, LimitRefusal, WindowUse } from './limits';
 /** A duration the way OpenAI writes it (Go's time.Duration): `120ms`, `1s`, `1.5s`, `6m0s`, `1h0m0s`. */
 export function formatReset(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
+  if (whole === 0) return '0s';
   if (whole < 1000) return `${whole}ms`;
   const hours = Math.floor(whole / 3_600_000);
   const minutes = Math.floor((whole % 3_600_000) / 60_000);
