@@ -31,8 +31,10 @@ async function main(): Promise<void> {
     SHUTDOWN_GRACE_SECONDS: '2',
   });
   const key = generateKey();
-  const record = await running.store.createKey({ hash: key.hash, prefix: key.prefix, name: 'bench', expiresAt: null, models: null });
-  await running.store.grantPackage(record.id, { tokens: TOKENS, expiresAt: null });
+  const created = await running.store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
+  if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
+  await running.store.createKey(created.account.id, { hash: key.hash, prefix: key.prefix, name: 'bench', expiresAt: null, models: null });
+  await running.store.grantPackage(created.account.id, { tokens: TOKENS, expiresAt: null });
   const { port } = running.server.address() as AddressInfo;
   console.log(JSON.stringify({ ready: true, port, key: key.secret, store: running.store.kind }));
 

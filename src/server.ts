@@ -9,6 +9,7 @@ import { metricsServer } from './observability/metrics-endpoint';
 import { Metrics } from './observability/metrics';
 import { ModelsFile, ModelsFileError } from './catalog/models';
 import { createStore } from './store/create-store';
+import { RedisStore } from './store/redis-store';
 import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
 import { Upstreams } from './proxy/upstream-proxy';
@@ -28,7 +29,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const logger = createLogger(config.logLevel);
   const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
   const metrics = new Metrics({ perKey: config.metricsPerKey });
-  const store = instrumentStore(createStore(config, logger), metrics);
+  const backend = createStore(config, logger);
+  const store = instrumentStore(backend, metrics);
   // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
   const journal = config.redisUrl ? openJournal(config.journalFile) : undefined;
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal });
@@ -46,7 +48,22 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   process.on('SIGHUP', onHangup);
 
   // Give Redis a moment to connect so the first requests are not refused; start anyway (failing closed) if it is down.
-  if (!(await storeAnswers(store, 3_000))) logger.warn('store not reachable at start; requests get 503 until it is');
+  let upgrading: NodeJS.Timeout | undefined;
+  if (await storeAnswers(store, 3_000)) {
+    if (backend instanceof RedisStore) await migrateStore(backend, logger);
+  } else {
+    logger.warn('store not reachable at start; requests get 503 until it is');
+    // Keys from before accounts are refused (never served unmetered) until the upgrade has run: retry it until it does.
+    if (backend instanceof RedisStore) {
+      upgrading = setInterval(() => {
+        migrateStore(backend, logger).then(
+          () => clearInterval(upgrading),
+          () => {},
+        );
+      }, 2_000);
+      upgrading.unref();
+    }
+  }
 
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -89,6 +106,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       const drained = await meter.drain(10_000);
       if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit; the journal keeps them');
       process.off('SIGHUP', onHangup);
+      clearInterval(upgrading);
       meter.stop();
       journal?.close();
       upstreams.close();
@@ -106,6 +124,12 @@ function openJournal(file: string): Journal {
       `invalid configuration: JOURNAL_FILE: cannot open ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
+}
+
+/** Moves a store written before accounts to the account layout (a no-op once done; see redis-migration.ts). */
+async function migrateStore(store: RedisStore, logger: Logger): Promise<void> {
+  const migrated = await store.migrate();
+  if (migrated > 0) logger.info({ keys: migrated }, 'store upgraded: each key from before accounts is now the only key of its own account');
 }
 
 async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {

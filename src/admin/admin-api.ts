@@ -104,14 +104,24 @@ export function adminApi(options: AdminApiOptions): Router {
         );
       }
       const secret = generateKey();
-      const record = await store.createKey({
+      const created = await store.createAccount({
+        email: null,
+        name: input.name ?? '',
+        passwordHash: null,
+        role: 'member',
+        status: 'active',
+      });
+      if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
+      const accountId = created.account.id;
+      const record = await store.createKey(accountId, {
         hash: secret.hash,
         prefix: secret.prefix,
         name: input.name ?? '',
         expiresAt: input.expires_at ?? null,
         models: input.models ? [...new Set(input.models)] : null,
       });
-      if (input.tokens !== undefined) await store.grantPackage(record.id, { tokens: input.tokens, expiresAt: null });
+      if (!record) throw new Error(`account ${accountId} vanished`);
+      if (input.tokens !== undefined) await store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
       logger.info({ keyId: record.id, tokens: input.tokens ?? 0 }, 'key created');
       res.status(201).json({ ...keyObject(record), key: secret.secret, balance: input.tokens ?? 0 });
     }),
@@ -140,8 +150,11 @@ export function adminApi(options: AdminApiOptions): Router {
       const id = String(req.params.id);
       const parsed = grantSchema.safeParse(body(req));
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const pkg = await store.grantPackage(id, { tokens: parsed.data.tokens, expiresAt: parsed.data.expires_at ?? null });
-      if (!pkg) return sendError(res, keyNotFound(id));
+      const key = await store.getKey(id);
+      if (!key) return sendError(res, keyNotFound(id));
+      const granted = await store.grantPackage(key.accountId, { tokens: parsed.data.tokens, expiresAt: parsed.data.expires_at ?? null });
+      if (granted.kind !== 'granted') return sendError(res, keyNotFound(id));
+      const pkg = granted.package;
       logger.info({ keyId: id, packageId: pkg.id, tokens: pkg.tokens }, 'package granted');
       res.status(201).json(packageObject(pkg));
     }),

@@ -29,7 +29,8 @@ export interface KeyDetailObject extends KeyObject {
 
 export interface UsageObject {
   request_id: string;
-  key_id: string;
+  account_id: string;
+  key_id: string | null;
   model: string;
   prompt_tokens: number;
   completion_tokens: number;
@@ -76,6 +77,7 @@ export function keyDetailObject(k: KeyState): KeyDetailObject {
 export function usageObject(r: UsageRecord): UsageObject {
   return {
     request_id: r.requestId,
+    account_id: r.accountId,
     key_id: r.keyId,
     model: r.model,
     prompt_tokens: r.promptTokens,

@@ -198,7 +198,7 @@ export function buildCli(): Command {
               ['CREATED', 'KEY', 'MODEL', 'PROMPT', 'COMPLETION', 'CHARGED', 'ESTIMATED', 'STREAM', 'STATUS', 'REQUEST'],
               data.map((u) => [
                 time(u.created),
-                u.key_id,
+                u.key_id ?? '-',
                 u.model,
                 count(u.prompt_tokens),
                 count(u.completion_tokens),

@@ -3,40 +3,44 @@ import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/types';
+import type { KeyRef, Store } from '../store/types';
 
 export interface AuthOptions {
   store: Store;
   logger: Logger;
-  /** Hash-to-id mappings kept in memory (they never change; revocation is checked atomically at reserve). Default 10000. */
+  /**
+   * Hash-to-ids mappings kept in memory (they never change; revocation and a disabled account are checked atomically
+   * at reserve). Default 10000.
+   */
   cacheSize?: number;
 }
 
 const INVALID = apiError('invalid_api_key', 'Incorrect API key provided. Pass a valid key as "Authorization: Bearer sk-...".');
 
-/** Sets `res.locals.keyId`, or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
+/** Sets `res.locals.keyId` and `res.locals.accountId`, or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
 export function bearerAuth(options: AuthOptions) {
   const cacheSize = options.cacheSize ?? 10_000;
-  const cache = new Map<string, string>();
+  const cache = new Map<string, KeyRef>();
   const { store, logger } = options;
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     const secret = requestBearerToken(req);
     if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, INVALID);
     const hash = hashKey(secret);
-    let keyId = cache.get(hash);
-    if (keyId === undefined) {
+    let ref = cache.get(hash);
+    if (ref === undefined) {
       try {
-        keyId = await store.findKeyId(hash);
+        ref = await store.findKeyId(hash);
       } catch (err) {
         logger.error({ err: (err as Error).message }, 'store unreachable during authentication');
         return sendError(res, STORE_UNAVAILABLE);
       }
-      if (keyId === undefined) return sendError(res, INVALID);
+      if (ref === undefined) return sendError(res, INVALID);
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
-      cache.set(hash, keyId);
+      cache.set(hash, ref);
     }
-    res.locals.keyId = keyId;
+    res.locals.keyId = ref.keyId;
+    res.locals.accountId = ref.accountId;
     next();
   };
 }

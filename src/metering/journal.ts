@@ -76,7 +76,10 @@ function readLines(file: string): Line[] {
   for (const raw of text.split('\n')) {
     if (raw.length === 0) continue;
     try {
-      lines.push(JSON.parse(raw) as Line);
+      const line = JSON.parse(raw) as Line;
+      // Written before accounts: the key's own account took the key's id when the store was migrated.
+      if (line.t === 'settle' && line.s.accountId === undefined) line.s.accountId = line.s.keyId as string;
+      lines.push(line);
     } catch {
       // A line cut short by a crash mid-write: it was never confirmed as written, so it is not a loss to skip.
     }

@@ -59,9 +59,13 @@ export class Meter {
     for (const s of leftovers) this.attempt(s, 0);
   }
 
-  /** Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the balance covers. */
+  /**
+   * Reserves the prompt estimate plus `allowance` completion tokens per choice, lowered to what the account's balance
+   * and the key's cap cover. `keyId` null: charged to the account without a key.
+   */
   reserve(args: {
-    keyId: string;
+    accountId: string;
+    keyId: string | null;
     requestId: string;
     model: Model;
     promptTokens: number;
@@ -69,6 +73,7 @@ export class Meter {
     choices: number;
   }): Promise<ReserveResult> {
     return this.store.reserve({
+      accountId: args.accountId,
       keyId: args.keyId,
       requestId: args.requestId,
       model: args.model.id,
@@ -101,12 +106,12 @@ export class Meter {
   }
 
   /** Renews the reservation's lease (and the model's concurrency slot, when it has one) at a third of its length. */
-  hold(keyId: string, requestId: string, model?: Model): Lease {
+  hold(accountId: string, requestId: string, model?: Model): Lease {
     const slot = model?.limits?.maxConcurrent !== undefined ? model.id : undefined;
     const warn = (err: Error) => this.logger.warn({ requestId, err: err.message }, 'lease renewal failed');
     const timer = setInterval(
       () => {
-        this.store.renew(keyId, requestId, this.leaseMs).catch(warn);
+        this.store.renew(accountId, requestId, this.leaseMs).catch(warn);
         if (slot !== undefined) this.store.renewModel(slot, requestId, this.leaseMs).catch(warn);
       },
       Math.max(10, Math.floor(this.leaseMs / 3)),
@@ -136,10 +141,10 @@ export class Meter {
   }
 
   /** Returns a reservation unused. A failure is only logged: the lease returns it on its own. */
-  release(keyId: string, requestId: string): void {
+  release(accountId: string, requestId: string): void {
     this.inFlight++;
     this.store
-      .release(keyId, requestId)
+      .release(accountId, requestId)
       .catch((err: Error) => this.logger.warn({ requestId, err: err.message }, 'release failed; the lease will return the reservation'))
       .finally(() => this.done());
   }

@@ -10,7 +10,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 export interface MetricsOptions {
-  /** Label charged tokens with the key id too (`tokenmeter_key_charged_tokens_total`). Default false. */
+  /** Label charged tokens with the key and account ids too (`tokenmeter_key_charged_tokens_total`). Default false. */
   perKey?: boolean;
   /** Collect Node's default process metrics. Default true. */
   processMetrics?: boolean;
@@ -21,7 +21,7 @@ export class Metrics {
   readonly requests: Counter<'model' | 'status' | 'stream'>;
   readonly tokens: Counter<'model' | 'kind' | 'source'>;
   readonly chargedTokens: Counter<'model'>;
-  readonly keyChargedTokens: Counter<'key_id' | 'model'> | undefined;
+  readonly keyChargedTokens: Counter<'key_id' | 'account_id' | 'model'> | undefined;
   readonly requestDuration: Histogram<'model' | 'stream'>;
   readonly timeToFirstToken: Histogram<'model'>;
   readonly upstreamDuration: Histogram<'model'>;
@@ -57,8 +57,9 @@ export class Metrics {
     this.keyChargedTokens = options.perKey
       ? new Counter({
           name: 'tokenmeter_key_charged_tokens_total',
-          help: 'Tokens charged, by key id and model.',
-          labelNames: ['key_id', 'model'],
+          // A key belongs to one account for good, so the account label adds no series.
+          help: 'Tokens charged, by key id (empty for requests without a key), account id and model.',
+          labelNames: ['key_id', 'account_id', 'model'],
           registers,
         })
       : undefined;
@@ -123,11 +124,13 @@ export class Metrics {
   }
 
   /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
-  settled(s: Pick<Settlement, 'keyId' | 'model' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>): void {
+  settled(
+    s: Pick<Settlement, 'accountId' | 'keyId' | 'model' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>,
+  ): void {
     const source = s.estimated ? 'estimated' : 'upstream';
     this.tokens.inc({ model: s.model, kind: 'prompt', source }, s.promptTokens);
     this.tokens.inc({ model: s.model, kind: 'completion', source }, s.completionTokens);
     this.chargedTokens.inc({ model: s.model }, s.chargedTokens);
-    this.keyChargedTokens?.inc({ key_id: s.keyId, model: s.model }, s.chargedTokens);
+    this.keyChargedTokens?.inc({ key_id: s.keyId ?? '', account_id: s.accountId, model: s.model }, s.chargedTokens);
   }
 }

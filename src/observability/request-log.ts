@@ -15,6 +15,7 @@ export interface RequestFacts {
   requestId: string;
   clientRequestId?: string;
   keyId?: string;
+  accountId?: string;
   model?: Model;
   stream?: boolean;
   errorCode?: ErrorCode;
@@ -53,6 +54,7 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; logPaylo
             method: req.method,
             path: req.originalUrl.split('?')[0],
             keyId: facts.keyId,
+            accountId: facts.accountId,
             model: facts.model?.id,
             stream: facts.stream,
             status,

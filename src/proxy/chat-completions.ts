@@ -57,6 +57,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = res.locals as RequestFacts;
     const keyId = facts.keyId as string;
+    const accountId = facts.accountId as string;
     const validated = validateChatRequest(req.body);
     if (!validated.ok) return sendError(res, validated.error);
     const request = validated.request;
@@ -106,7 +107,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
 
     const requestId = facts.requestId;
     const choices = request.n ?? 1;
-    const reserve = () => meter.reserve({ keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices });
+    const reserve = () => meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices });
     // The model's own limits (only a model that has them costs a store call): before the reservation, undone if refused.
     let modelUse: LevelUse | undefined;
     const undoModel = () => {
@@ -139,6 +140,10 @@ export function chatCompletions(options: ChatCompletionsOptions) {
           res,
           apiError('invalid_api_key', `This API key is ${reservation.reason === 'not_found' ? 'unknown' : reservation.reason}.`),
         );
+      case 'account_not_found':
+        return sendError(res, apiError('invalid_api_key', 'This API key is unknown.'));
+      case 'account_disabled':
+        return sendError(res, apiError('invalid_api_key', "This API key's account is disabled."));
       case 'model_not_allowed':
         return sendError(res, apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model'));
       case 'insufficient_quota':
@@ -146,7 +151,9 @@ export function chatCompletions(options: ChatCompletionsOptions) {
           res,
           apiError(
             'insufficient_quota',
-            `This key's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
+            reservation.limitedBy === 'key'
+              ? `This key's spending limit leaves ${Math.max(0, reservation.available)} tokens, which do not cover the request.`
+              : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
           ),
         );
       case 'reserved':
@@ -169,7 +176,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     try {
       body = Buffer.from(JSON.stringify(upstreamBody));
     } catch (err) {
-      meter.release(keyId, requestId);
+      meter.release(accountId, requestId);
       undoModel();
       return refuseUnserializable(res, err);
     }
@@ -177,13 +184,14 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     const exchange = new Exchange(
       exchangeDeps,
       {
+        accountId,
         keyId,
         requestId,
         model,
         stream: request.stream === true,
         hideUsageChunk,
         promptTokens: () => prompt.count(),
-        lease: meter.hold(keyId, requestId, model),
+        lease: meter.hold(accountId, requestId, model),
       },
       res,
     );

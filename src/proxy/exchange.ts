@@ -29,7 +29,9 @@ export interface ExchangeDeps {
 
 /** What is particular to one request. */
 export interface ExchangeContext {
-  keyId: string;
+  accountId: string;
+  /** Null when the request was charged to its account without a key. */
+  keyId: string | null;
   requestId: string;
   model: Model;
   stream: boolean;
@@ -248,7 +250,7 @@ export class Exchange {
 
   private release(): void {
     if (this.finished) return;
-    this.deps.meter.release(this.ctx.keyId, this.ctx.requestId);
+    this.deps.meter.release(this.ctx.accountId, this.ctx.requestId);
     this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'release' });
     this.end();
   }
@@ -263,6 +265,7 @@ export class Exchange {
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
     (this.res as Response).locals.usage = { promptTokens, completionTokens, chargedTokens, estimated };
     this.deps.meter.settle({
+      accountId: this.ctx.accountId,
       keyId: this.ctx.keyId,
       requestId: this.ctx.requestId,
       model: this.ctx.model.id,

@@ -2,6 +2,19 @@
 import type { Metrics } from '../observability/metrics';
 import type { Store } from './types';
 
+/** Metric `op` labels that predate accounts, kept so dashboards and alerts keep working; others are snake_case. */
+const OP_LABELS: Partial<Record<keyof Store, string>> = {
+  grantPackage: 'grant',
+  findKeyId: 'lookup',
+  revokeKey: 'revoke',
+};
+
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * Every function of the store is wrapped (so operations added to the contract are measured without touching this
+ * file), but `close`, which is not a store operation worth timing.
+ */
 export function instrumentStore(store: Store, metrics: Metrics): Store {
   function timed<T>(op: string, run: () => Promise<T>): Promise<T> {
     const end = metrics.storeDuration.startTimer({ op });
@@ -17,24 +30,22 @@ export function instrumentStore(store: Store, metrics: Metrics): Store {
       },
     );
   }
-  return {
-    kind: store.kind,
-    createKey: (input) => timed('create_key', () => store.createKey(input)),
-    grantPackage: (keyId, input) => timed('grant', () => store.grantPackage(keyId, input)),
-    findKeyId: (hash) => timed('lookup', () => store.findKeyId(hash)),
-    getKey: (keyId) => timed('get_key', () => store.getKey(keyId)),
-    listKeys: () => timed('list_keys', () => store.listKeys()),
-    revokeKey: (keyId) => timed('revoke', () => store.revokeKey(keyId)),
-    reserve: (request) => timed('reserve', () => store.reserve(request)),
-    renew: (keyId, requestId, leaseMs) => timed('renew', () => store.renew(keyId, requestId, leaseMs)),
-    release: (keyId, requestId) => timed('release', () => store.release(keyId, requestId)),
-    settle: (settlement) => timed('settle', () => store.settle(settlement)),
-    usage: (query) => timed('usage', () => store.usage(query)),
-    admitModel: (model, check) => timed('model_admit', () => store.admitModel(model, check)),
-    endModel: (model, requestId, how) => timed('model_end', () => store.endModel(model, requestId, how)),
-    renewModel: (model, requestId, leaseMs) => timed('model_renew', () => store.renewModel(model, requestId, leaseMs)),
-    modelUse: (model, limits) => timed('model_use', () => store.modelUse(model, limits)),
-    ping: () => timed('ping', () => store.ping()),
-    close: () => store.close(),
-  };
+  const wrapped: Record<string, unknown> = { kind: store.kind };
+  const methods = new Set<string>();
+  for (let proto: object | null = store; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const name of Object.getOwnPropertyNames(proto)) methods.add(name);
+  }
+  const target = store as unknown as Record<string, unknown>;
+  for (const name of methods) {
+    const fn = target[name];
+    if (name === 'constructor' || typeof fn !== 'function') continue;
+    const method = (fn as (...args: unknown[]) => Promise<unknown>).bind(store);
+    if (name === 'close') {
+      wrapped.close = method;
+      continue;
+    }
+    const op = OP_LABELS[name as keyof Store] ?? snakeCase(name);
+    wrapped[name] = (...args: unknown[]) => timed(op, () => method(...args));
+  }
+  return wrapped as unknown as Store;
 }

@@ -1,14 +1,23 @@
 /**
  * The zero-setup store for a single process (nothing survives a restart; it keeps the last `ledgerLimit` usage
- * records per key). Each method's check-and-change runs synchronously, so it is atomic in
+ * records per account). Each method's check-and-change runs synchronously, so it is atomic in
  * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
  */
 import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../limits/limits';
 import { LimitWindow } from '../limits/limit-window';
-import { compareCursor, newId } from './ids';
+import { compareCursor, matchesSearch, newId } from './ids';
 import {
+  type AccountPatch,
+  type AccountQuery,
+  type AccountRecord,
+  type AccountState,
+  type CreateAccountResult,
+  type GrantOptions,
+  type GrantResult,
   type KeyRecord,
+  type KeyRef,
   type KeyState,
+  type NewAccount,
   type NewKey,
   type NewPackage,
   type ReserveRequest,
@@ -19,25 +28,36 @@ import {
   type TokenPackage,
   type UsageQuery,
   type UsageRecord,
+  type UsageTotals,
 } from './types';
 
 interface Account {
-  record: KeyRecord;
+  record: AccountRecord;
   packages: TokenPackage[];
-  /** request id -> reserved amount and lease deadline (ms) */
-  reservations: Map<string, { amount: number; deadline: number }>;
+  /** request id -> reserved amount, the key it was reserved on, and lease deadline (ms) */
+  reservations: Map<string, { amount: number; keyId: string | null; deadline: number }>;
   reserved: number;
   debt: number;
   ledger: UsageRecord[];
-  totals: KeyState['usage'];
+  totals: UsageTotals;
   /** request id -> settled-marker expiry (ms) */
   settled: Map<string, number>;
+  /** grant idempotency id -> the package it credited */
+  grants: Map<string, string>;
+  keys: string[];
+}
+
+interface Key {
+  record: KeyRecord;
+  /** Reserved by this key's requests in flight. */
+  reserved: number;
+  usage: UsageTotals;
 }
 
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */
   now?: () => number;
-  /** Usage records kept per key; older ones are dropped (totals and balances stay exact). Default 10000. */
+  /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
   ledgerLimit?: number;
   /**
    * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
@@ -48,10 +68,14 @@ export interface MemoryStoreOptions {
   limitWindowMs?: number;
 }
 
+const zeroTotals = (): UsageTotals => ({ requests: 0, promptTokens: 0, completionTokens: 0, chargedTokens: 0 });
+
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   private readonly accounts = new Map<string, Account>();
-  private readonly byHash = new Map<string, string>();
+  private readonly byEmail = new Map<string, string>();
+  private readonly keys = new Map<string, Key>();
+  private readonly byHash = new Map<string, KeyRef>();
   private readonly now: () => number;
   private readonly ledgerLimit: number;
   private readonly dedupMs: number;
@@ -72,16 +96,9 @@ export class MemoryStore implements Store {
     return Math.floor(this.now() / 1000);
   }
 
-  async createKey(input: NewKey): Promise<KeyRecord> {
-    const record: KeyRecord = {
-      id: newId('key'),
-      name: input.name,
-      prefix: input.prefix,
-      created: this.seconds(),
-      expiresAt: input.expiresAt,
-      revokedAt: null,
-      models: input.models ? [...input.models] : null,
-    };
+  async createAccount(input: NewAccount): Promise<CreateAccountResult> {
+    if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
+    const record: AccountRecord = { id: newId('acc'), ...input, created: this.seconds() };
     this.accounts.set(record.id, {
       record,
       packages: [],
@@ -89,16 +106,90 @@ export class MemoryStore implements Store {
       reserved: 0,
       debt: 0,
       ledger: [],
-      totals: { requests: 0, promptTokens: 0, completionTokens: 0, chargedTokens: 0 },
+      totals: zeroTotals(),
       settled: new Map(),
+      grants: new Map(),
+      keys: [],
     });
-    if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, record.id);
-    return { ...record };
+    if (input.email !== null) this.byEmail.set(input.email, record.id);
+    return { kind: 'created', account: { ...record } };
   }
 
-  async grantPackage(keyId: string, input: NewPackage): Promise<TokenPackage | undefined> {
-    const acc = this.accounts.get(keyId);
+  async getAccount(accountId: string): Promise<AccountState | undefined> {
+    const acc = this.accounts.get(accountId);
     if (!acc) return undefined;
+    this.purge(acc);
+    return {
+      ...acc.record,
+      balance: this.available(acc),
+      reserved: acc.reserved,
+      debt: acc.debt,
+      packages: acc.packages.map((p) => ({ ...p })),
+      usage: { ...acc.totals },
+    };
+  }
+
+  async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
+    const id = this.byEmail.get(email);
+    const acc = id === undefined ? undefined : this.accounts.get(id);
+    return acc ? { ...acc.record } : undefined;
+  }
+
+  async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
+    const search = q.search?.toLowerCase();
+    const out: AccountRecord[] = [];
+    for (const id of [...this.accounts.keys()].sort()) {
+      if (q.after !== undefined && id <= q.after) continue;
+      const { record } = this.accounts.get(id) as Account;
+      if (search !== undefined && !matchesSearch(record, search)) continue;
+      out.push({ ...record });
+      if (out.length >= q.limit) break;
+    }
+    return out;
+  }
+
+  async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
+    const acc = this.accounts.get(accountId);
+    if (!acc) return undefined;
+    if (patch.name !== undefined) acc.record.name = patch.name;
+    if (patch.status !== undefined) acc.record.status = patch.status;
+    if (patch.role !== undefined) acc.record.role = patch.role;
+    if (patch.passwordHash !== undefined) acc.record.passwordHash = patch.passwordHash;
+    return { ...acc.record };
+  }
+
+  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
+    const acc = this.accounts.get(accountId);
+    if (!acc) return undefined;
+    const record: KeyRecord = {
+      id: newId('key'),
+      accountId,
+      name: input.name,
+      prefix: input.prefix,
+      created: this.seconds(),
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+      models: input.models ? [...input.models] : null,
+      limitTokens: input.limitTokens ?? null,
+      spentTokens: 0,
+      lastUsed: null,
+    };
+    this.keys.set(record.id, { record, reserved: 0, usage: zeroTotals() });
+    acc.keys.push(record.id);
+    if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, { keyId: record.id, accountId });
+    return copyKey(record);
+  }
+
+  async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
+    const acc = this.accounts.get(accountId);
+    if (!acc) return { kind: 'account_not_found' };
+    if (options.once !== undefined) {
+      const earlier = acc.grants.get(options.once);
+      if (earlier !== undefined) {
+        const pkg = acc.packages.find((p) => p.id === earlier);
+        return { kind: 'duplicate', package: pkg && { ...pkg } };
+      }
+    }
     const paid = Math.min(acc.debt, input.tokens);
     acc.debt -= paid;
     const pkg: TokenPackage = {
@@ -109,73 +200,85 @@ export class MemoryStore implements Store {
       created: this.seconds(),
     };
     acc.packages.push(pkg);
-    return { ...pkg };
+    if (options.once !== undefined) acc.grants.set(options.once, pkg.id);
+    return { kind: 'granted', package: { ...pkg } };
   }
 
-  async findKeyId(hash: string): Promise<string | undefined> {
-    return this.byHash.get(hash);
+  async findKeyId(hash: string): Promise<KeyRef | undefined> {
+    const ref = this.byHash.get(hash);
+    return ref && { ...ref };
   }
 
   async getKey(keyId: string): Promise<KeyState | undefined> {
-    const acc = this.accounts.get(keyId);
-    if (!acc) return undefined;
+    const key = this.keys.get(keyId);
+    if (!key) return undefined;
+    const acc = this.accounts.get(key.record.accountId) as Account;
     this.purge(acc);
     return {
-      ...acc.record,
-      models: acc.record.models ? [...acc.record.models] : null,
-      balance: this.available(acc),
-      reserved: acc.reserved,
+      ...copyKey(key.record),
+      balance: Math.min(this.available(acc), capLeft(key)),
+      reserved: key.reserved,
       debt: acc.debt,
       packages: acc.packages.map((p) => ({ ...p })),
-      usage: { ...acc.totals },
+      usage: { ...key.usage },
     };
   }
 
-  async listKeys(): Promise<KeyRecord[]> {
-    return [...this.accounts.values()].map((a) => ({ ...a.record }));
+  async listKeys(accountId?: string): Promise<KeyRecord[]> {
+    const ids = accountId === undefined ? [...this.keys.keys()] : (this.accounts.get(accountId)?.keys ?? []);
+    return ids.map((id) => copyKey((this.keys.get(id) as Key).record));
   }
 
   async revokeKey(keyId: string): Promise<boolean> {
-    const acc = this.accounts.get(keyId);
-    if (!acc) return false;
-    acc.record.revokedAt ??= this.seconds();
+    const key = this.keys.get(keyId);
+    if (!key) return false;
+    key.record.revokedAt ??= this.seconds();
     return true;
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    const acc = this.accounts.get(r.keyId);
-    if (!acc) return { kind: 'invalid_key', reason: 'not_found' };
-    const { record } = acc;
-    if (record.revokedAt !== null) return { kind: 'invalid_key', reason: 'revoked' };
-    if (record.expiresAt !== null && record.expiresAt <= this.seconds()) return { kind: 'invalid_key', reason: 'expired' };
-    if (record.models !== null && !record.models.includes(r.model)) return { kind: 'model_not_allowed' };
+    const acc = this.accounts.get(r.accountId);
+    const key = r.keyId === null ? undefined : this.keys.get(r.keyId);
+    if (r.keyId !== null) {
+      if (!key || key.record.accountId !== r.accountId) return { kind: 'invalid_key', reason: 'not_found' };
+      if (key.record.revokedAt !== null) return { kind: 'invalid_key', reason: 'revoked' };
+      if (key.record.expiresAt !== null && key.record.expiresAt <= this.seconds()) return { kind: 'invalid_key', reason: 'expired' };
+    }
+    if (!acc) return { kind: 'account_not_found' };
+    if (acc.record.status !== 'active') return { kind: 'account_disabled' };
+    if (key && key.record.models !== null && !key.record.models.includes(r.model)) return { kind: 'model_not_allowed' };
     this.purge(acc);
-    // A request that reserves again (with a better prompt count) replaces what it holds.
-    const available = this.available(acc) + (acc.reservations.get(r.requestId)?.amount ?? 0);
+    // A request that reserves again (with a better prompt count) replaces what it holds, or drops it when refused.
     this.dropReservation(acc, r.requestId);
-    if (available < r.fixed + r.unit) return { kind: 'insufficient_quota', available };
+    const accountLeft = this.available(acc);
+    const keyLeft = key ? capLeft(key) : Infinity;
+    const available = Math.min(accountLeft, keyLeft);
+    if (available < r.fixed + r.unit) {
+      return { kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' };
+    }
     const per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
     const amount = Math.ceil(r.fixed + per * r.unit);
-    acc.reservations.set(r.requestId, { amount, deadline: this.now() + r.leaseMs });
+    acc.reservations.set(r.requestId, { amount, keyId: r.keyId, deadline: this.now() + r.leaseMs });
     acc.reserved += amount;
+    if (key) key.reserved += amount;
     return { kind: 'reserved', allowance: per, amount };
   }
 
-  async renew(keyId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    const held = this.accounts.get(keyId)?.reservations.get(requestId);
+  async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
+    const held = this.accounts.get(accountId)?.reservations.get(requestId);
     if (!held) return false;
     held.deadline = this.now() + leaseMs;
     return true;
   }
 
-  async release(keyId: string, requestId: string): Promise<void> {
-    const acc = this.accounts.get(keyId);
+  async release(accountId: string, requestId: string): Promise<void> {
+    const acc = this.accounts.get(accountId);
     if (acc) this.dropReservation(acc, requestId);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
-    const acc = this.accounts.get(s.keyId);
-    if (!acc) throw new Error(`settle for unknown key ${s.keyId}`);
+    const acc = this.accounts.get(s.accountId);
+    if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
     const nowMs = this.now();
     const markerExpiry = acc.settled.get(s.requestId);
     if (markerExpiry !== undefined && markerExpiry > nowMs) return 'duplicate';
@@ -193,23 +296,14 @@ export class MemoryStore implements Store {
       left -= take;
     }
     acc.debt += left;
-    acc.ledger.push({
-      requestId: s.requestId,
-      keyId: s.keyId,
-      model: s.model,
-      promptTokens: s.promptTokens,
-      completionTokens: s.completionTokens,
-      chargedTokens: s.chargedTokens,
-      estimated: s.estimated,
-      stream: s.stream,
-      status: s.status,
-      created: now,
-      cursor: this.nextCursor(nowMs),
-    });
-    acc.totals.requests += 1;
-    acc.totals.promptTokens += s.promptTokens;
-    acc.totals.completionTokens += s.completionTokens;
-    acc.totals.chargedTokens += s.chargedTokens;
+    acc.ledger.push({ ...s, created: now, cursor: this.nextCursor(nowMs) });
+    addUsage(acc.totals, s);
+    const key = s.keyId === null ? undefined : this.keys.get(s.keyId);
+    if (key) {
+      addUsage(key.usage, s);
+      key.record.spentTokens += s.chargedTokens;
+      key.record.lastUsed = now;
+    }
     // Trimmed in batches, so a full ledger costs one array shift per eighth of its size, not one per request.
     if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
@@ -218,11 +312,14 @@ export class MemoryStore implements Store {
   }
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
-    const accounts = q.keyId ? [this.accounts.get(q.keyId)].filter((a): a is Account => !!a) : [...this.accounts.values()];
+    const accountId = q.accountId ?? (q.keyId !== undefined ? this.keys.get(q.keyId)?.record.accountId : undefined);
+    const scoped = q.accountId !== undefined || q.keyId !== undefined;
+    const accounts = scoped ? [this.accounts.get(accountId ?? '')].filter((a): a is Account => !!a) : [...this.accounts.values()];
     const out = accounts
       .flatMap((a) => a.ledger)
       .filter(
         (r) =>
+          (q.keyId === undefined || r.keyId === q.keyId) &&
           (q.model === undefined || r.model === q.model) &&
           (q.since === undefined || r.created >= q.since) &&
           (q.until === undefined || r.created <= q.until) &&
@@ -280,6 +377,8 @@ export class MemoryStore implements Store {
     if (!held) return;
     acc.reservations.delete(requestId);
     acc.reserved -= held.amount;
+    const key = held.keyId === null ? undefined : this.keys.get(held.keyId);
+    if (key) key.reserved -= held.amount;
   }
 
   /** Cursors shaped like Redis stream ids, so readers can treat both stores alike. */
@@ -292,4 +391,21 @@ export class MemoryStore implements Store {
     }
     return `${this.lastCursorMs}-${this.cursorSeq}`;
   }
+}
+
+/** What a key's cap still allows: cap − spent − reserved; unlimited without a cap. */
+function capLeft(key: Key): number {
+  const cap = key.record.limitTokens;
+  return cap === null ? Infinity : cap - key.record.spentTokens - key.reserved;
+}
+
+function copyKey(record: KeyRecord): KeyRecord {
+  return { ...record, models: record.models ? [...record.models] : null };
+}
+
+function addUsage(totals: UsageTotals, s: Settlement): void {
+  totals.requests += 1;
+  totals.promptTokens += s.promptTokens;
+  totals.completionTokens += s.completionTokens;
+  totals.chargedTokens += s.chargedTokens;
 }

@@ -1,14 +1,38 @@
-/** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script. */
+/** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's slot. */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
 import { DEFAULT_WINDOW_MS } from '../limits/limits';
-import { compareCursor, newId } from './ids';
 import { defineScript, RedisModelLimits } from './redis-limits';
+import { compareCursor, matchesSearch, newId } from './ids';
+import { migrateLegacyKeys } from './redis-migration';
+import {
+  StoreReplyError,
+  liveTokens,
+  pairs,
+  parseAccount,
+  parseKeyRecord,
+  parseKeyRef,
+  parsePackage,
+  parsePackages,
+  parseReserveReply,
+  parseTotals,
+  parseUsageEntry,
+  tuple,
+} from './redis-records';
 import * as scripts from './scripts';
 import {
   SETTLE_DEDUP_SECONDS,
+  type AccountPatch,
+  type AccountQuery,
+  type AccountRecord,
+  type AccountState,
+  type CreateAccountResult,
+  type GrantOptions,
+  type GrantResult,
   type KeyRecord,
+  type KeyRef,
   type KeyState,
+  type NewAccount,
   type NewKey,
   type NewPackage,
   type ReserveRequest,
@@ -16,19 +40,28 @@ import {
   type Settlement,
   type SettleResult,
   type Store,
-  type TokenPackage,
   type UsageQuery,
   type UsageRecord,
 } from './types';
 
-type Client = Redis | Cluster;
-type ScriptName = 'tmReserve' | 'tmRenew' | 'tmRelease' | 'tmSettle' | 'tmGrant' | 'tmRevoke' | 'tmState';
-type RunScript = ReturnType<typeof defineScript>;
+export { StoreReplyError, parseReserveReply } from './redis-records';
 
-/** A reply of a shape no script of ours returns: the store is not the one we think it is. */
-export class StoreReplyError extends Error {
-  override name = 'StoreReplyError';
-}
+type Client = Redis | Cluster;
+const SCRIPTS = {
+  tmReserve: scripts.RESERVE,
+  tmRenew: scripts.RENEW,
+  tmRelease: scripts.RELEASE,
+  tmSettle: scripts.SETTLE,
+  tmGrant: scripts.GRANT,
+  tmCreateKey: scripts.CREATE_KEY,
+  tmUpdateAccount: scripts.UPDATE_ACCOUNT,
+  tmRevoke: scripts.REVOKE,
+  tmAccountState: scripts.ACCOUNT_STATE,
+  tmKeyState: scripts.KEY_STATE,
+  tmMigrateKey: scripts.MIGRATE_KEY,
+};
+type ScriptName = keyof typeof SCRIPTS;
+type RunScript = ReturnType<typeof defineScript>;
 
 export interface RedisStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
@@ -62,29 +95,134 @@ export class RedisStore implements Store {
     options: RedisStoreOptions = {},
   ) {
     this.prefix = options.prefix ?? 'tm:';
-    const defs: [ScriptName, string][] = [
-      ['tmReserve', scripts.RESERVE],
-      ['tmRenew', scripts.RENEW],
-      ['tmRelease', scripts.RELEASE],
-      ['tmSettle', scripts.SETTLE],
-      ['tmGrant', scripts.GRANT],
-      ['tmRevoke', scripts.REVOKE],
-      ['tmState', scripts.STATE],
-    ];
     const run = {} as Record<ScriptName, RunScript>;
-    for (const [name, lua] of defs) run[name] = defineScript(redis, name, lua);
+    for (const [name, lua] of Object.entries(SCRIPTS) as [ScriptName, string][]) run[name] = defineScript(redis, name, lua);
     this.run = run;
     this.modelLimits = new RedisModelLimits(redis, this.prefix, options.limitWindowMs ?? DEFAULT_WINDOW_MS);
   }
 
-  private k(id: string, part: string): string {
-    return `${this.prefix}{${id}}:${part}`;
+  /** A key of account `accountId`'s slot. */
+  private a(accountId: string, part: string): string {
+    return `${this.prefix}{${accountId}}:${part}`;
   }
 
-  async createKey(input: NewKey): Promise<KeyRecord> {
+  private global(name: string): string {
+    return `${this.prefix}${name}`;
+  }
+
+  /**
+   * Moves keys written before accounts into accounts of their own (see MIGRATE_KEY); a no-op once done. Safe to run
+   * from several processes at once. Resolves to the number of keys this call migrated.
+   */
+  migrate(): Promise<number> {
+    return migrateLegacyKeys({
+      redis: this.redis,
+      prefix: this.prefix,
+      migrateKey: async (keyId) =>
+        Number(
+          await this.run.tmMigrateKey(
+            [
+              this.a(keyId, 'k'),
+              this.a(keyId, 'a'),
+              this.a(keyId, `k:${keyId}`),
+              this.a(keyId, 'keys'),
+              this.a(keyId, 'ra'),
+              this.a(keyId, 't'),
+              this.a(keyId, 'u'),
+            ],
+            [keyId],
+          ),
+        ),
+    });
+  }
+
+  async createAccount(input: NewAccount): Promise<CreateAccountResult> {
+    const id = newId('acc');
+    const created = Math.floor(Date.now() / 1000);
+    await this.redis.hset(this.a(id, 'a'), {
+      email: input.email ?? '',
+      name: input.name,
+      password_hash: input.passwordHash ?? '',
+      role: input.role,
+      status: input.status,
+      created,
+      debt: 0,
+      reserved: 0,
+    });
+    // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
+    // account is listed last, so a half-made account is never reachable.
+    if (input.email !== null && (await this.redis.set(this.global(`email:${input.email}`), id, 'NX')) === null) {
+      await this.redis.del(this.a(id, 'a'));
+      return { kind: 'email_taken' };
+    }
+    await this.redis.zadd(this.global('accounts'), 0, id);
+    return { kind: 'created', account: { id, ...input, created } };
+  }
+
+  async getAccount(accountId: string): Promise<AccountState | undefined> {
+    const reply = await this.run.tmAccountState(
+      [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra'), this.a(accountId, 't')],
+      [],
+    );
+    const parts = tuple(reply, 'ACCOUNT_STATE');
+    if (parts.length === 0) return undefined;
+    const [accountFlat, pkgFlat, totalsFlat, now] = parts as [string[], string[], string[], number];
+    const account = pairs(accountFlat);
+    const packages = parsePackages(pkgFlat);
+    const debt = Number(account.debt ?? 0);
+    const reserved = Number(account.reserved ?? 0);
+    return {
+      ...parseAccount(accountId, account),
+      balance: liveTokens(packages, now) - debt - reserved,
+      reserved,
+      debt,
+      packages,
+      usage: parseTotals(pairs(totalsFlat)),
+    };
+  }
+
+  async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
+    const id = await this.redis.get(this.global(`email:${email}`));
+    return id === null ? undefined : this.accountRecord(id);
+  }
+
+  private async accountRecord(id: string): Promise<AccountRecord | undefined> {
+    const h = await this.redis.hgetall(this.a(id, 'a'));
+    return h.created === undefined ? undefined : parseAccount(id, h);
+  }
+
+  async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
+    const search = q.search?.toLowerCase();
+    const out: AccountRecord[] = [];
+    let from = q.after !== undefined ? `(${q.after}` : '-';
+    const page = Math.max(q.limit, 100);
+    while (out.length < q.limit) {
+      const ids = await this.redis.zrangebylex(this.global('accounts'), from, '+', 'LIMIT', 0, page);
+      const records = await Promise.all(ids.map((id) => this.accountRecord(id)));
+      for (const r of records) {
+        if (r && (search === undefined || matchesSearch(r, search)) && out.length < q.limit) out.push(r);
+      }
+      if (ids.length < page) break;
+      from = `(${ids[ids.length - 1]}`;
+    }
+    return out;
+  }
+
+  async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
+    const fields: string[] = [];
+    if (patch.name !== undefined) fields.push('name', patch.name);
+    if (patch.status !== undefined) fields.push('status', patch.status);
+    if (patch.role !== undefined) fields.push('role', patch.role);
+    if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
+    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, 'a')], fields), 'UPDATE_ACCOUNT') as string[];
+    return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
+  }
+
+  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
     const id = newId('key');
     const created = Math.floor(Date.now() / 1000);
-    await this.redis.hset(this.k(id, 'k'), {
+    const limit = input.limitTokens ?? null;
+    const fields = {
       hash: input.hash,
       name: input.name,
       prefix: input.prefix,
@@ -92,96 +230,136 @@ export class RedisStore implements Store {
       expires_at: input.expiresAt ?? 0,
       revoked: 0,
       models: input.models ? `\n${input.models.join('\n')}\n` : '',
-      debt: 0,
+      limit: limit ?? '',
+      spent: 0,
       reserved: 0,
-    });
-    // The lookup index lives outside the key's slot; it is written last, so a half-made key is never reachable.
-    await this.redis.set(`${this.prefix}h:${input.hash}`, id, 'NX');
-    await this.redis.sadd(`${this.prefix}keys`, id);
-    return { id, name: input.name, prefix: input.prefix, created, expiresAt: input.expiresAt, revokedAt: null, models: input.models };
-  }
-
-  async grantPackage(keyId: string, input: NewPackage): Promise<TokenPackage | undefined> {
-    const id = newId('pkg');
-    const reply = await this.run.tmGrant([this.k(keyId, 'k'), this.k(keyId, 'p')], [id, input.tokens, input.expiresAt ?? 0]);
-    const [tag, remaining, created] = tuple(reply, 'GRANT');
-    if (tag === 'not_found') return undefined;
-    if (tag !== 'ok') throw new StoreReplyError(`GRANT replied ${String(tag)}`);
-    return { id, tokens: input.tokens, remaining: Number(remaining), expiresAt: input.expiresAt, created: Number(created) };
-  }
-
-  async findKeyId(hash: string): Promise<string | undefined> {
-    return (await this.redis.get(`${this.prefix}h:${hash}`)) ?? undefined;
-  }
-
-  async getKey(keyId: string): Promise<KeyState | undefined> {
-    const reply = await this.run.tmState(
-      [this.k(keyId, 'k'), this.k(keyId, 'p'), this.k(keyId, 'r'), this.k(keyId, 'ra'), this.k(keyId, 't')],
-      [],
+      last_used: '',
+    };
+    const made = await this.run.tmCreateKey(
+      [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
+      [id, ...Object.entries(fields).flat()],
     );
-    const parts = tuple(reply, 'STATE');
-    if (parts.length === 0) return undefined;
-    const [keyFlat, pkgFlat, totalsFlat, now] = parts as [string[], string[], string[], number];
-    const key = pairs(keyFlat);
-    const totals = pairs(totalsFlat);
-    const packages = Object.entries(pairs(pkgFlat)).map(([id, v]) => parsePackage(id, v));
-    const debt = Number(key.debt ?? 0);
-    const reserved = Number(key.reserved ?? 0);
-    const live = packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
+    if (Number(made) !== 1) return undefined;
+    // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
+    await this.redis.hset(this.global('ka'), id, accountId);
+    await this.redis.set(this.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
     return {
-      ...parseKeyRecord(keyId, key),
-      balance: live - debt - reserved,
-      reserved,
-      debt,
-      packages: packages.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id)),
-      usage: {
-        requests: Number(totals.requests ?? 0),
-        promptTokens: Number(totals.prompt_tokens ?? 0),
-        completionTokens: Number(totals.completion_tokens ?? 0),
-        chargedTokens: Number(totals.charged_tokens ?? 0),
-      },
+      id,
+      accountId,
+      name: input.name,
+      prefix: input.prefix,
+      created,
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+      models: input.models,
+      limitTokens: limit,
+      spentTokens: 0,
+      lastUsed: null,
     };
   }
 
-  async listKeys(): Promise<KeyRecord[]> {
-    const ids = await this.redis.smembers(`${this.prefix}keys`);
-    const records = await Promise.all(ids.map(async (id) => [id, await this.redis.hgetall(this.k(id, 'k'))] as const));
+  async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
+    const id = newId('pkg');
+    const reply = await this.run.tmGrant(
+      [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'g')],
+      [id, input.tokens, input.expiresAt ?? 0, options.once ?? ''],
+    );
+    const [tag, a, b] = tuple(reply, 'GRANT');
+    if (tag === 'not_found') return { kind: 'account_not_found' };
+    if (tag === 'duplicate') return { kind: 'duplicate', package: typeof b === 'string' ? parsePackage(String(a), b) : undefined };
+    if (tag !== 'ok') throw new StoreReplyError(`GRANT replied ${String(tag)}`);
+    return {
+      kind: 'granted',
+      package: { id, tokens: input.tokens, remaining: Number(a), expiresAt: input.expiresAt, created: Number(b) },
+    };
+  }
+
+  async findKeyId(hash: string): Promise<KeyRef | undefined> {
+    const value = await this.redis.get(this.global(`h:${hash}`));
+    return value === null ? undefined : parseKeyRef(value);
+  }
+
+  private async accountOfKey(keyId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.global('ka'), keyId)) ?? undefined;
+  }
+
+  async getKey(keyId: string): Promise<KeyState | undefined> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return undefined;
+    const reply = await this.run.tmKeyState(
+      [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
+      [],
+    );
+    const parts = tuple(reply, 'KEY_STATE');
+    if (parts.length === 0) return undefined;
+    const [accountFlat, keyFlat, pkgFlat, now] = parts as [string[], string[], string[], number];
+    const account = pairs(accountFlat);
+    const key = pairs(keyFlat);
+    const packages = parsePackages(pkgFlat);
+    const debt = Number(account.debt ?? 0);
+    const record = parseKeyRecord(keyId, accountId, key);
+    const reserved = Number(key.reserved ?? 0);
+    const accountBalance = liveTokens(packages, now) - debt - Number(account.reserved ?? 0);
+    const capLeft = record.limitTokens === null ? Infinity : record.limitTokens - record.spentTokens - reserved;
+    return {
+      ...record,
+      balance: Math.min(accountBalance, capLeft),
+      reserved,
+      debt,
+      packages,
+      usage: parseTotals(key),
+    };
+  }
+
+  async listKeys(accountId?: string): Promise<KeyRecord[]> {
+    const owners: [string, string][] =
+      accountId === undefined
+        ? Object.entries(await this.redis.hgetall(this.global('ka')))
+        : (await this.redis.smembers(this.a(accountId, 'keys'))).map((id) => [id, accountId]);
+    const records = await Promise.all(
+      owners.map(async ([id, owner]) => [id, owner, await this.redis.hgetall(this.a(owner, `k:${id}`))] as const),
+    );
     return records
-      .filter(([, h]) => h.created !== undefined)
-      .map(([id, h]) => parseKeyRecord(id, h))
+      .filter(([, , h]) => h.created !== undefined)
+      .map(([id, owner, h]) => parseKeyRecord(id, owner, h))
       .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
   }
 
   async revokeKey(keyId: string): Promise<boolean> {
-    return Number(await this.run.tmRevoke([this.k(keyId, 'k')], [])) === 1;
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return false;
+    return Number(await this.run.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
+    const A = r.accountId;
     const reply = await this.run.tmReserve(
-      [this.k(r.keyId, 'k'), this.k(r.keyId, 'p'), this.k(r.keyId, 'r'), this.k(r.keyId, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model],
+      [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
+      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? ''],
     );
     return parseReserveReply(reply);
   }
 
-  async renew(keyId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    return Number(await this.run.tmRenew([this.k(keyId, 'r')], [requestId, leaseMs])) === 1;
+  async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
+    return Number(await this.run.tmRenew([this.a(accountId, 'r')], [requestId, leaseMs])) === 1;
   }
 
-  async release(keyId: string, requestId: string): Promise<void> {
-    await this.run.tmRelease([this.k(keyId, 'k'), this.k(keyId, 'r'), this.k(keyId, 'ra')], [requestId]);
+  async release(accountId: string, requestId: string): Promise<void> {
+    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId]);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
+    const A = s.accountId;
     const reply = await this.run.tmSettle(
       [
-        this.k(s.keyId, 'k'),
-        this.k(s.keyId, 'p'),
-        this.k(s.keyId, 'r'),
-        this.k(s.keyId, 'ra'),
-        this.k(s.keyId, `s:${s.requestId}`),
-        this.k(s.keyId, 'u'),
-        this.k(s.keyId, 't'),
+        this.a(A, 'a'),
+        this.a(A, `k:${s.keyId ?? ''}`),
+        this.a(A, 'p'),
+        this.a(A, 'r'),
+        this.a(A, 'ra'),
+        this.a(A, `s:${s.requestId}`),
+        this.a(A, 'u'),
+        this.a(A, 't'),
       ],
       [
         s.requestId,
@@ -193,6 +371,7 @@ export class RedisStore implements Store {
         s.stream ? 1 : 0,
         s.status,
         SETTLE_DEDUP_SECONDS,
+        s.keyId ?? '',
       ],
     );
     const [tag] = tuple(reply, 'SETTLE');
@@ -202,16 +381,19 @@ export class RedisStore implements Store {
   }
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
-    const ids = q.keyId ? [q.keyId] : await this.redis.smembers(`${this.prefix}keys`);
+    let ids: string[];
+    if (q.accountId !== undefined) ids = [q.accountId];
+    else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
+    else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
     const all: UsageRecord[] = [];
     for (const id of ids) all.push(...(await this.readLedger(id, q)));
     all.sort((a, b) => compareCursor(a.cursor, b.cursor));
     return q.after !== undefined ? all.slice(0, q.limit) : all.slice(Math.max(0, all.length - q.limit));
   }
 
-  /** One key's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
-  private async readLedger(id: string, q: UsageQuery): Promise<UsageRecord[]> {
-    const key = this.k(id, 'u');
+  /** One account's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
+  private async readLedger(accountId: string, q: UsageQuery): Promise<UsageRecord[]> {
+    const key = this.a(accountId, 'u');
     const low = q.after !== undefined ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
     const high = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
     const page = Math.max(q.limit, 100);
@@ -223,8 +405,8 @@ export class RedisStore implements Store {
         ? await this.redis.xrange(key, from, high, 'COUNT', page)
         : await this.redis.xrevrange(key, from, low, 'COUNT', page);
       for (const [cursor, fields] of entries) {
-        const rec = parseUsageEntry(id, cursor, fields);
-        if (q.model === undefined || rec.model === q.model) out.push(rec);
+        const rec = parseUsageEntry(accountId, cursor, fields);
+        if ((q.model === undefined || rec.model === q.model) && (q.keyId === undefined || rec.keyId === q.keyId)) out.push(rec);
       }
       if (entries.length < page) break;
       from = `(${entries[entries.length - 1][0]}`;
@@ -258,69 +440,4 @@ export class RedisStore implements Store {
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
   }
-}
-
-/** The one place RESERVE's reply shape is checked. */
-export function parseReserveReply(reply: unknown): ReserveResult {
-  const [tag, a, b] = tuple(reply, 'RESERVE');
-  switch (tag) {
-    case 'ok':
-      return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
-    case 'short':
-      return { kind: 'insufficient_quota', available: Number(a) };
-    case 'invalid':
-      if (a === 'not_found' || a === 'revoked' || a === 'expired') return { kind: 'invalid_key', reason: a };
-      break;
-    case 'model':
-      return { kind: 'model_not_allowed' };
-  }
-  throw new StoreReplyError(`RESERVE replied ${JSON.stringify(reply)}`);
-}
-
-function tuple(reply: unknown, script: string): unknown[] {
-  if (!Array.isArray(reply)) throw new StoreReplyError(`${script} replied ${JSON.stringify(reply)}`);
-  return reply;
-}
-
-function pairs(flat: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
-  return out;
-}
-
-function parseKeyRecord(id: string, h: Record<string, string>): KeyRecord {
-  const expires = Number(h.expires_at ?? 0);
-  const revoked = Number(h.revoked ?? 0);
-  const models = h.models ? h.models.split('\n').filter(Boolean) : null;
-  return {
-    id,
-    name: h.name ?? '',
-    prefix: h.prefix ?? '',
-    created: Number(h.created ?? 0),
-    expiresAt: expires > 0 ? expires : null,
-    revokedAt: revoked > 0 ? revoked : null,
-    models,
-  };
-}
-
-function parsePackage(id: string, value: string): TokenPackage {
-  const [remaining, expires, tokens, created] = value.split(':').map(Number);
-  return { id, tokens, remaining, expiresAt: expires > 0 ? expires : null, created };
-}
-
-function parseUsageEntry(keyId: string, cursor: string, flat: string[]): UsageRecord {
-  const f = pairs(flat);
-  return {
-    requestId: f.request_id,
-    keyId,
-    model: f.model,
-    promptTokens: Number(f.prompt_tokens),
-    completionTokens: Number(f.completion_tokens),
-    chargedTokens: Number(f.charged_tokens),
-    estimated: f.estimated === '1',
-    stream: f.stream === '1',
-    status: Number(f.status),
-    created: Number(f.created),
-    cursor,
-  };
 }

@@ -1,41 +1,59 @@
 /**
- * Every Redis check-and-change tokenmeter makes, one Lua script each. All KEYS of a script belong to one API key and
- * share its hash tag `{<key id>}`, so each script runs atomically on a single node, on Redis and Redis Cluster alike.
- * Time comes from the server's TIME, so proxies with skewed clocks agree on leases and expiry.
+ * Every Redis check-and-change tokenmeter makes, one Lua script each. All KEYS of a script belong to one account and
+ * share its hash tag `{<account id>}`, so each script runs atomically on a single node, on Redis and Redis Cluster
+ * alike. Time comes from the server's TIME, so proxies with skewed clocks agree on leases and expiry.
  *
- * Layout, for key id K (prefix omitted):
- *   {K}:k   HASH  name prefix created expires_at revoked models debt reserved
- *               (models: "" for all, else "\n"-joined ids with leading and trailing "\n")
- *   {K}:p   HASH  package id -> "remaining:expires_at:tokens:created" (expires_at 0 = never)
- *   {K}:r   ZSET  request id -> lease deadline (ms)
- *   {K}:ra  HASH  request id -> reserved tokens
- *   {K}:s:R STRING settled marker of request R (expires after the dedup window)
- *   {K}:u   STREAM the usage ledger
- *   {K}:t   HASH  usage totals
+ * Layout, for account A and its key K (prefix omitted):
+ *   {A}:a    HASH  email name password_hash role status created debt reserved ("" email/password_hash: none)
+ *   {A}:k:K  HASH  hash name prefix created expires_at revoked models limit spent reserved last_used
+ *                  requests prompt_tokens completion_tokens
+ *                  (models: "" for all, else "\n"-joined ids with leading and trailing "\n"; limit: "" for no cap)
+ *   {A}:keys SET   the account's key ids
+ *   {A}:p    HASH  package id -> "remaining:expires_at:tokens:created" (expires_at 0 = never)
+ *   {A}:g    HASH  grant idempotency id -> package id
+ *   {A}:r    ZSET  request id -> lease deadline (ms)
+ *   {A}:ra   HASH  request id -> "amount:key id" (key id "" for a request without a key)
+ *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
+ *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts)
+ *   {A}:t    HASH  the account's usage totals
+ * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
+ * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
+ * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated).
  */
 
-/** Shared prologue: server time, and dropping reservations whose lease ran out (KEYS[1]=k, [2]=r, [3]=ra). */
+/**
+ * Shared prologue: server time, and dropping reservations whose lease ran out. KEYS[1] is always the account hash
+ * {A}:a, so a key's hash {A}:k:K is found from it: same slot, by construction.
+ */
 const NOW_AND_PURGE = `
 local t = redis.call('TIME')
 local now_s = tonumber(t[1])
 local now_ms = now_s * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function purge(k, r, ra)
+local key_base = string.sub(KEYS[1], 1, -2) .. 'k:'
+local function unhold(a, held)
+  local amount, key = string.match(held, '^(%d+):(.*)$')
+  amount = tonumber(amount)
+  redis.call('HINCRBY', a, 'reserved', -amount)
+  if key ~= '' then redis.call('HINCRBY', key_base .. key, 'reserved', -amount) end
+end
+local function purge(a, r, ra)
   local stale = redis.call('ZRANGEBYSCORE', r, '-inf', now_ms)
   if #stale == 0 then return end
-  local freed = 0
   for i = 1, #stale do
-    freed = freed + tonumber(redis.call('HGET', ra, stale[i]) or '0')
-    redis.call('HDEL', ra, stale[i])
+    local held = redis.call('HGET', ra, stale[i])
+    if held then
+      unhold(a, held)
+      redis.call('HDEL', ra, stale[i])
+    end
   end
   redis.call('ZREMRANGEBYSCORE', r, '-inf', now_ms)
-  redis.call('HINCRBY', k, 'reserved', -freed)
 end
-local function drop_reservation(k, r, ra, id)
-  local amount = redis.call('HGET', ra, id)
-  if not amount then return 0 end
+local function drop_reservation(a, r, ra, id)
+  local held = redis.call('HGET', ra, id)
+  if not held then return 0 end
   redis.call('HDEL', ra, id)
   redis.call('ZREM', r, id)
-  redis.call('HINCRBY', k, 'reserved', -tonumber(amount))
+  unhold(a, held)
   return 1
 end
 local function live_balance(p)
@@ -51,35 +69,53 @@ end
 `;
 
 /**
- * RESERVE: checks the key is live and allowed the model, then reserves fixed + per × unit tokens, where per is the
- * largest completion allowance (≤ ARGV allowance) the balance covers. Refuses when it cannot cover fixed + unit.
- * A request id that already holds a reservation has it replaced (or, when refused, dropped).
- * Guarantees: reservations never exceed the balance, however many proxies reserve at once.
- * KEYS: k p r ra. ARGV: request id, fixed, unit, allowance, lease ms, model.
- * Reply: {'ok', per, amount} | {'short', available} | {'invalid', reason} | {'model'}.
+ * RESERVE: checks the key (when there is one) is live and allowed the model and the account is active, then
+ * reserves fixed + per × unit tokens, where per is the largest completion allowance (≤ ARGV allowance) that both the
+ * account's balance and the key's cap (cap − spent − reserved on the key) cover. Refuses when they cannot cover
+ * fixed + unit. A request id that already holds a reservation has it replaced (or, when refused, dropped).
+ * Guarantees: reservations never exceed the account's balance nor any key's cap, however many proxies reserve at once;
+ * a disabled account is refused at once, on every process.
+ * KEYS: a k p r ra (k: the key's hash; any name in the slot when ARGV key id is ""). ARGV: request id, fixed, unit,
+ * allowance, lease ms, model, key id.
+ * Reply: {'ok', per, amount} | {'short', available, 'account'|'key'} | {'invalid', reason} | {'account', reason} | {'model'}.
  */
 export const RESERVE = `${NOW_AND_PURGE}
-local key = redis.call('HMGET', KEYS[1], 'revoked', 'expires_at', 'models', 'debt', 'reserved')
-if not key[1] then return {'invalid', 'not_found'} end
-if key[1] ~= '0' then return {'invalid', 'revoked'} end
-local expires = tonumber(key[2])
-if expires > 0 and expires <= now_s then return {'invalid', 'expired'} end
-if key[3] ~= '' and not string.find(key[3], '\\n' .. ARGV[6] .. '\\n', 1, true) then return {'model'} end
-purge(KEYS[1], KEYS[3], KEYS[4])
--- A request that reserves again (with a better prompt count) replaces what it holds.
-local prior = tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '0')
-local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
-local available = live_balance(KEYS[2]) - tonumber(key[4]) - reserved + prior
-local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if available < fixed + unit then
-  drop_reservation(KEYS[1], KEYS[3], KEYS[4], ARGV[1])
-  return {'short', available}
+local key_id = ARGV[7]
+local key
+if key_id ~= '' then
+  key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit')
+  if not key[1] then return {'invalid', 'not_found'} end
+  if key[1] ~= '0' then return {'invalid', 'revoked'} end
+  local expires = tonumber(key[2])
+  if expires > 0 and expires <= now_s then return {'invalid', 'expired'} end
 end
+local account = redis.call('HMGET', KEYS[1], 'status', 'debt')
+if not account[1] then return {'account', 'not_found'} end
+if account[1] ~= 'active' then return {'account', 'disabled'} end
+if key and key[3] ~= '' and not string.find(key[3], '\\n' .. ARGV[6] .. '\\n', 1, true) then return {'model'} end
+-- Per-key and per-account request limits, when they come, are checked here: before anything is held.
+purge(KEYS[1], KEYS[4], KEYS[5])
+-- A request that reserves again (with a better prompt count) replaces what it holds.
+drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
+local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
+local available = live_balance(KEYS[3]) - tonumber(account[2]) - reserved
+local limited_by = 'account'
+if key and key[4] ~= '' then
+  local used = redis.call('HMGET', KEYS[2], 'spent', 'reserved')
+  local cap_left = tonumber(key[4]) - tonumber(used[1]) - tonumber(used[2])
+  if cap_left < available then
+    available = cap_left
+    limited_by = 'key'
+  end
+end
+local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if available < fixed + unit then return {'short', available, limited_by} end
 local per = math.min(allowance, math.floor((available - fixed) / unit))
 local amount = math.ceil(fixed + per * unit)
-redis.call('ZADD', KEYS[3], now_ms + tonumber(ARGV[5]), ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], amount)
-redis.call('HINCRBY', KEYS[1], 'reserved', amount - prior)
+redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[5]), ARGV[1])
+redis.call('HSET', KEYS[5], ARGV[1], amount .. ':' .. key_id)
+redis.call('HINCRBY', KEYS[1], 'reserved', amount)
+if key then redis.call('HINCRBY', KEYS[2], 'reserved', amount) end
 return {'ok', per, amount}
 `;
 
@@ -96,25 +132,26 @@ return 1
 `;
 
 /**
- * RELEASE: returns a reservation to the balance, charging nothing. Idempotent.
- * KEYS: k r ra. ARGV: request id. Reply: 1 released, 0 nothing held.
+ * RELEASE: returns a reservation to the account (and its key), charging nothing. Idempotent.
+ * KEYS: a r ra. ARGV: request id. Reply: 1 released, 0 nothing held.
  */
 export const RELEASE = `${NOW_AND_PURGE}
 return drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
 `;
 
 /**
- * SETTLE: exactly once per request id, drops the reservation, charges the packages that expire first (debt for any
- * shortfall), appends the ledger record and adds to the totals, all in one step: ledger and balance always agree.
- * KEYS: k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl.
- * Reply: {'ok', stream id} | {'duplicate'}.
+ * SETTLE: exactly once per request id, drops the reservation, charges the account's packages that expire first (debt
+ * for any shortfall) and the key's spend, appends the ledger record (account and key) and adds to the totals, all in
+ * one step: ledger, balance and caps always agree.
+ * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
+ * key id. Reply: {'ok', stream id} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}
-if redis.call('EXISTS', KEYS[5]) == 1 then return {'duplicate'} end
-drop_reservation(KEYS[1], KEYS[3], KEYS[4], ARGV[1])
+if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
+drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
 local left = tonumber(ARGV[2])
 if left > 0 then
-  local flat = redis.call('HGETALL', KEYS[2])
+  local flat = redis.call('HGETALL', KEYS[3])
   local live = {}
   for i = 1, #flat, 2 do
     local rem, exp, rest = string.match(flat[i + 1], '^(%d+):(%d+)(.*)$')
@@ -132,29 +169,44 @@ if left > 0 then
     local pkg = live[i]
     local take = math.min(left, pkg.rem)
     left = left - take
-    redis.call('HSET', KEYS[2], pkg.id, string.format('%d:%d', pkg.rem - take, pkg.exp) .. pkg.rest)
+    redis.call('HSET', KEYS[3], pkg.id, string.format('%d:%d', pkg.rem - take, pkg.exp) .. pkg.rest)
   end
   if left > 0 then redis.call('HINCRBY', KEYS[1], 'debt', left) end
 end
-local id = redis.call('XADD', KEYS[6], '*',
-  'request_id', ARGV[1], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
+local id = redis.call('XADD', KEYS[7], '*',
+  'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
   'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s)
-redis.call('HINCRBY', KEYS[7], 'requests', 1)
-redis.call('HINCRBY', KEYS[7], 'prompt_tokens', ARGV[3])
-redis.call('HINCRBY', KEYS[7], 'completion_tokens', ARGV[4])
-redis.call('HINCRBY', KEYS[7], 'charged_tokens', ARGV[2])
-redis.call('SET', KEYS[5], id, 'EX', ARGV[9])
+local function add_totals(h)
+  redis.call('HINCRBY', h, 'requests', 1)
+  redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])
+  redis.call('HINCRBY', h, 'completion_tokens', ARGV[4])
+end
+add_totals(KEYS[8])
+redis.call('HINCRBY', KEYS[8], 'charged_tokens', ARGV[2])
+if ARGV[10] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
+  add_totals(KEYS[2])
+  redis.call('HINCRBY', KEYS[2], 'spent', ARGV[2])
+  redis.call('HSET', KEYS[2], 'last_used', now_s)
+end
+redis.call('SET', KEYS[6], id, 'EX', ARGV[9])
 return {'ok', id}
 `;
 
 /**
- * GRANT: adds a package to an existing key; any debt is paid from it first.
- * KEYS: k p. ARGV: package id, tokens, expires_at (0 never). Reply: {'ok', remaining, created} | {'not_found'}.
+ * GRANT: adds a package to an existing account; any debt is paid from it first. With an idempotency id (ARGV once,
+ * "" for none) the grant happens at most once per id: the marker is checked and set in this same step.
+ * KEYS: a p g. ARGV: package id, tokens, expires_at (0 never), once.
+ * Reply: {'ok', remaining, created} | {'duplicate', package id, package value or false} | {'not_found'}.
  */
 export const GRANT = `
 local t = redis.call('TIME')
 local now_s = tonumber(t[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
+if ARGV[4] ~= '' then
+  local earlier = redis.call('HGET', KEYS[3], ARGV[4])
+  if earlier then return {'duplicate', earlier, redis.call('HGET', KEYS[2], earlier)} end
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[1])
+end
 local debt = tonumber(redis.call('HGET', KEYS[1], 'debt') or '0')
 local tokens = tonumber(ARGV[2])
 local remaining = tokens
@@ -165,6 +217,28 @@ if debt > 0 then
 end
 redis.call('HSET', KEYS[2], ARGV[1], string.format('%d:%d:%d:%d', remaining, tonumber(ARGV[3]), tokens, now_s))
 return {'ok', remaining, now_s}
+`;
+
+/**
+ * CREATE_KEY: adds a key to an existing account (the lookup indexes outside the slot are written after, by the caller,
+ * so a half-made key is never reachable). KEYS: a k keys. ARGV: key id, then the key hash's field/value pairs.
+ * Reply: 1 created, 0 unknown account.
+ */
+export const CREATE_KEY = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+`;
+
+/**
+ * UPDATE_ACCOUNT: sets fields of an existing account (never creating one). KEYS: a. ARGV: field/value pairs.
+ * Reply: the account hash, flat | {} for an unknown account.
+ */
+export const UPDATE_ACCOUNT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
@@ -180,11 +254,58 @@ return 1
 `;
 
 /**
- * STATE: a consistent snapshot of one key after purging expired leases.
- * KEYS: k p r ra t. Reply: {key fields flat, packages flat, totals flat, now_s} | {} for an unknown key.
+ * ACCOUNT_STATE: a consistent snapshot of one account after purging expired leases.
+ * KEYS: a p r ra t. Reply: {account fields flat, packages flat, totals flat, now_s} | {} for an unknown account.
  */
-export const STATE = `${NOW_AND_PURGE}
+export const ACCOUNT_STATE = `${NOW_AND_PURGE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 purge(KEYS[1], KEYS[3], KEYS[4])
 return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[5]), now_s }
+`;
+
+/**
+ * KEY_STATE: a consistent snapshot of one key and its account after purging expired leases.
+ * KEYS: a k p r ra. Reply: {account fields flat, key fields flat, packages flat, now_s} | {} for an unknown key.
+ */
+export const KEY_STATE = `${NOW_AND_PURGE}
+if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+purge(KEYS[1], KEYS[4], KEYS[5])
+return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), now_s }
+`;
+
+/**
+ * MIGRATE_KEY: turns one key of the layout before accounts ({K}:k holding the key, its debt and reservations) into an
+ * account of its own whose id is the key's id, so packages {K}:p, reservations {K}:r/{K}:ra, settle markers {K}:s:R,
+ * ledger {K}:u and totals {K}:t are already where the account keeps them and nothing moves between slots.
+ * Idempotent: an account that exists is left alone, so processes starting together may all run it.
+ * KEYS: old k, a, new k, keys, ra, t, u. ARGV: key id. Reply: 1 migrated, 0 already, -1 no such old key.
+ */
+export const MIGRATE_KEY = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local flat = redis.call('HGETALL', KEYS[1])
+local old = {}
+for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
+local totals = {}
+flat = redis.call('HGETALL', KEYS[6])
+for i = 1, #flat, 2 do totals[flat[i]] = flat[i + 1] end
+local last = redis.call('XREVRANGE', KEYS[7], '+', '-', 'COUNT', 1)
+local last_used = ''
+if #last > 0 then
+  local f = last[1][2]
+  for i = 1, #f, 2 do if f[i] == 'created' then last_used = f[i + 1] end end
+end
+redis.call('HSET', KEYS[2], 'email', '', 'name', old.name or '', 'password_hash', '', 'role', 'member', 'status', 'active',
+  'created', old.created or '0', 'debt', old.debt or '0', 'reserved', old.reserved or '0')
+redis.call('HSET', KEYS[3], 'hash', old.hash or '', 'name', old.name or '', 'prefix', old.prefix or '',
+  'created', old.created or '0', 'expires_at', old.expires_at or '0', 'revoked', old.revoked or '0', 'models', old.models or '',
+  'limit', '', 'spent', totals.charged_tokens or '0', 'reserved', old.reserved or '0', 'last_used', last_used,
+  'requests', totals.requests or '0', 'prompt_tokens', totals.prompt_tokens or '0',
+  'completion_tokens', totals.completion_tokens or '0')
+-- Open reservations now say which key holds them.
+flat = redis.call('HGETALL', KEYS[5])
+for i = 1, #flat, 2 do redis.call('HSET', KEYS[5], flat[i], flat[i + 1] .. ':' .. ARGV[1]) end
+redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('DEL', KEYS[1])
+return 1
 `;

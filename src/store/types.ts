@@ -1,22 +1,27 @@
 /**
- * The store contract: keys, token packages, reservations with leases, settlement, the usage ledger, and the model
- * level of rate and concurrency limits.
+ * The store contract: accounts (which own the money: packages, balance, debt, reservations, ledger), their API keys
+ * (which spend it, each within an optional cap), reservations with leases, settlement, the usage ledger, and the
+ * model level of rate and concurrency limits.
  */
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
 
 /** Unix seconds. */
 export type UnixSeconds = number;
 
-export interface KeyRecord {
+export type AccountRole = 'member' | 'admin';
+export type AccountStatus = 'active' | 'disabled';
+
+export interface AccountRecord {
   id: string;
+  /** Normalised to lower case; unique among accounts; null for accounts made only for API use. */
+  email: string | null;
   name: string;
-  /** First characters of the secret, for display. */
-  prefix: string;
+  /** An opaque password hash (src/accounts/password.ts); the store never sees a password. Null: no password login. */
+  passwordHash: string | null;
+  role: AccountRole;
+  /** A disabled account's keys are refused at once, on every process (checked in the reserve step, never cached). */
+  status: AccountStatus;
   created: UnixSeconds;
-  expiresAt: UnixSeconds | null;
-  revokedAt: UnixSeconds | null;
-  /** The only models this key may use; null: all. */
-  models: string[] | null;
 }
 
 export interface TokenPackage {
@@ -34,7 +39,7 @@ export interface UsageTotals {
   chargedTokens: number;
 }
 
-export interface KeyState extends KeyRecord {
+export interface AccountState extends AccountRecord {
   /** Usable tokens: unexpired package remainders, less debt and open reservations. */
   balance: number;
   reserved: number;
@@ -44,12 +49,83 @@ export interface KeyState extends KeyRecord {
   usage: UsageTotals;
 }
 
+export interface NewAccount {
+  /** Normalised (trimmed, lower case) by the caller; the store compares it as given. */
+  email: string | null;
+  name: string;
+  passwordHash: string | null;
+  role: AccountRole;
+  status: AccountStatus;
+}
+
+export interface AccountPatch {
+  name?: string;
+  status?: AccountStatus;
+  role?: AccountRole;
+  passwordHash?: string | null;
+}
+
+export type CreateAccountResult = { kind: 'created'; account: AccountRecord } | { kind: 'email_taken' };
+
+export interface AccountQuery {
+  /** Case-insensitive substring of the email or the name. */
+  search?: string;
+  /** Most accounts returned. */
+  limit: number;
+  /** Only accounts after this account id (ids sort by creation): pass the last id of a page to read the next. */
+  after?: string;
+}
+
+export interface KeyRecord {
+  id: string;
+  /** The account whose balance the key spends. Never changes. */
+  accountId: string;
+  name: string;
+  /** First characters of the secret, for display. */
+  prefix: string;
+  created: UnixSeconds;
+  expiresAt: UnixSeconds | null;
+  revokedAt: UnixSeconds | null;
+  /** The only models this key may use; null: all. */
+  models: string[] | null;
+  /** The most this key may ever be charged, in tokens (its cap); null: only the account's balance limits it. */
+  limitTokens: number | null;
+  /** Tokens charged to this key so far (what counts against its cap). */
+  spentTokens: number;
+  /** When a request on this key was last settled; null: never. */
+  lastUsed: UnixSeconds | null;
+}
+
+/** `active`, or why the key is refused. Derived from the record and the clock. */
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+export interface KeyState extends KeyRecord {
+  /** What the account offers this key: min(account balance, cap − spent − reserved on this key). */
+  balance: number;
+  /** Tokens reserved by this key's requests in flight. */
+  reserved: number;
+  /** The account's debt. */
+  debt: number;
+  /** The account's packages. */
+  packages: TokenPackage[];
+  /** This key's own usage. */
+  usage: UsageTotals;
+}
+
 export interface NewKey {
   hash: string;
   prefix: string;
   name: string;
   expiresAt: UnixSeconds | null;
   models: string[] | null;
+  /** The key's cap; null: none. */
+  limitTokens?: number | null;
+}
+
+/** What authentication needs to reserve: both ids. The mapping never changes, so callers may cache it. */
+export interface KeyRef {
+  keyId: string;
+  accountId: string;
 }
 
 export interface NewPackage {
@@ -57,8 +133,24 @@ export interface NewPackage {
   expiresAt: UnixSeconds | null;
 }
 
+export interface GrantOptions {
+  /**
+   * An idempotency id (e.g. `code:<id>`, `stripe:<session id>`): the package is credited at most once per id and
+   * account, however often the grant is retried. The marker is checked and set in the same step as the credit.
+   */
+  once?: string;
+}
+
+export type GrantResult =
+  | { kind: 'granted'; package: TokenPackage }
+  /** `once` was already used on this account: nothing credited; the package it credited then. */
+  | { kind: 'duplicate'; package: TokenPackage | undefined }
+  | { kind: 'account_not_found' };
+
 export interface ReserveRequest {
-  keyId: string;
+  accountId: string;
+  /** The key the request came with; null when the host app charges its account directly (no key, no cap). */
+  keyId: string | null;
   requestId: string;
   model: string;
   /** Tokens charged for the prompt, already weighted. */
@@ -74,12 +166,17 @@ export type InvalidKeyReason = 'not_found' | 'revoked' | 'expired';
 
 export type ReserveResult =
   | { kind: 'reserved'; /** completion tokens per choice the balance covers (≤ allowance) */ allowance: number; amount: number }
-  | { kind: 'insufficient_quota'; available: number }
+  /** `limitedBy`: whether the account's balance or the key's cap is what falls short. */
+  | { kind: 'insufficient_quota'; available: number; limitedBy: 'account' | 'key' }
   | { kind: 'invalid_key'; reason: InvalidKeyReason }
+  | { kind: 'account_disabled' }
+  | { kind: 'account_not_found' }
   | { kind: 'model_not_allowed' };
 
 export interface Settlement {
-  keyId: string;
+  accountId: string;
+  /** Null for a request charged to its account without a key. */
+  keyId: string | null;
   requestId: string;
   model: string;
   promptTokens: number;
@@ -92,19 +189,21 @@ export interface Settlement {
   status: number;
 }
 
-/** A ledger record: the settlement as stored, with when and where in the key's ledger. */
+/** A ledger record: the settlement as stored, with when and where in the account's ledger. */
 export interface UsageRecord extends Settlement {
   created: UnixSeconds;
-  /** Position in the key's ledger: pass it back as `after` to read on incrementally. */
+  /** Position in the account's ledger: pass it back as `after` (with the account or key) to read on incrementally. */
   cursor: string;
 }
 
 export interface UsageQuery {
+  accountId?: string;
+  /** Only this key's records (its account's ledger, filtered). */
   keyId?: string;
   model?: string;
   since?: UnixSeconds;
   until?: UnixSeconds;
-  /** Only records after this cursor (a key's ledger position), oldest first: the first `limit` of them. */
+  /** Only records after this cursor (a position in one account's ledger), oldest first: the first `limit` of them. */
   after?: string;
   /** Most records returned: without `after`, the newest `limit`, still oldest first. */
   limit: number;
@@ -113,28 +212,44 @@ export interface UsageQuery {
 export type SettleResult = 'settled' | 'duplicate';
 
 /**
- * Every check-and-change is atomic: in Redis one Lua script, in memory one synchronous step.
- * Expected outcomes (unknown key, short balance) are returned values; a thrown error means the store is unreachable.
+ * Every check-and-change is atomic: in Redis one Lua script on the account's slot, in memory one synchronous step.
+ * Expected outcomes (unknown key, short balance, taken email) are returned values; a thrown error means the store is
+ * unreachable.
  */
 export interface Store {
   readonly kind: 'memory' | 'redis';
-  createKey(input: NewKey): Promise<KeyRecord>;
-  /** Undefined when the key does not exist. */
-  grantPackage(keyId: string, input: NewPackage): Promise<TokenPackage | undefined>;
-  /** The key id stored for a secret's hash. The mapping never changes, so callers may cache it. */
-  findKeyId(hash: string): Promise<string | undefined>;
+
+  createAccount(input: NewAccount): Promise<CreateAccountResult>;
+  /** Undefined when the account does not exist. */
+  getAccount(accountId: string): Promise<AccountState | undefined>;
+  /** The account with this (normalised) email. */
+  findAccountByEmail(email: string): Promise<AccountRecord | undefined>;
+  /** Accounts in creation order. */
+  listAccounts(query: AccountQuery): Promise<AccountRecord[]>;
+  /** Undefined when the account does not exist. Disabling takes effect at every process's next reserve. */
+  updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | undefined>;
+
+  /** Undefined when the account does not exist. */
+  createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined>;
+  /** Credits a package to the account; any debt is paid from it first. */
+  grantPackage(accountId: string, input: NewPackage, options?: GrantOptions): Promise<GrantResult>;
+  /** The key (and its account) stored for a secret's hash. The mapping never changes, so callers may cache it. */
+  findKeyId(hash: string): Promise<KeyRef | undefined>;
   getKey(keyId: string): Promise<KeyState | undefined>;
-  listKeys(): Promise<KeyRecord[]>;
+  /** One account's keys, or every key; in creation order. */
+  listKeys(accountId?: string): Promise<KeyRecord[]>;
   /** False when the key does not exist. */
   revokeKey(keyId: string): Promise<boolean>;
+
   /** Reserves for a request; a request id that already holds a reservation has it replaced (dropped if refused). */
   reserve(request: ReserveRequest): Promise<ReserveResult>;
   /** Extends a reservation's lease; false when it is gone (settled, released or expired). */
-  renew(keyId: string, requestId: string, leaseMs: number): Promise<boolean>;
-  release(keyId: string, requestId: string): Promise<void>;
-  /** Charges, drops the reservation and appends to the ledger in one step; exactly once per request id. */
+  renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean>;
+  release(accountId: string, requestId: string): Promise<void>;
+  /** Charges the account and the key, drops the reservation and appends to the ledger in one step; exactly once per request id. */
   settle(settlement: Settlement): Promise<SettleResult>;
   usage(query: UsageQuery): Promise<UsageRecord[]>;
+
   /**
    * Model-level limits, in the model's own slot: admits a request into the model's windows, or refuses it with
    * nothing changed. Called only for models with limits, before the reservation (and undone if that is refused).
@@ -149,6 +264,13 @@ export interface Store {
   /** Resolves when the store answers; rejects when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A key's status now: revoked first, then expired. */
+export function keyStatus(key: Pick<KeyRecord, 'revokedAt' | 'expiresAt'>, now: UnixSeconds): KeyStatus {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.expiresAt !== null && key.expiresAt <= now) return 'expired';
+  return 'active';
 }
 
 /**

@@ -211,6 +211,7 @@ describe('admin API (redis store)', () => {
       expect(records.map((r: { stream: boolean }) => r.stream)).toEqual([false, true, false, true, false, true]);
       expect(Object.keys(records[0]).sort()).toEqual(
         [
+          'account_id',
           'charged_tokens',
           'completion_tokens',
           'created',

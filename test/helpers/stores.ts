@@ -45,20 +45,30 @@ export async function makeStore(kind: StoreKind, options: { limitWindowMs?: numb
   };
 }
 
-/** Creates a key with one package of `tokens`; returns its id and secret. */
+/** Creates an account without an email, for API use only; returns its id. */
+export async function newAccount(store: Store, name = 'test'): Promise<string> {
+  const created = await store.createAccount({ email: null, name, passwordHash: null, role: 'member', status: 'active' });
+  if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
+  return created.account.id;
+}
+
+/** Creates a key in `accountId`, or in a new account of its own holding one package of `tokens`; returns the ids and secret. */
 export async function keyWithTokens(
   store: Store,
   tokens: number,
-  extra: { models?: string[]; expiresAt?: number | null } = {},
-): Promise<{ id: string; secret: string }> {
+  extra: { models?: string[]; expiresAt?: number | null; limitTokens?: number | null; accountId?: string } = {},
+): Promise<{ id: string; accountId: string; secret: string }> {
+  const accountId = extra.accountId ?? (await newAccount(store));
   const k = generateKey();
-  const rec = await store.createKey({
+  const rec = await store.createKey(accountId, {
     hash: k.hash,
     prefix: k.prefix,
     name: 'test',
     expiresAt: extra.expiresAt ?? null,
     models: extra.models ?? null,
+    limitTokens: extra.limitTokens ?? null,
   });
-  if (tokens > 0) await store.grantPackage(rec.id, { tokens, expiresAt: null });
-  return { id: rec.id, secret: k.secret };
+  if (!rec) throw new Error(`no account ${accountId}`);
+  if (tokens > 0) await store.grantPackage(accountId, { tokens, expiresAt: null });
+  return { id: rec.id, accountId, secret: k.secret };
 }

@@ -6,6 +6,7 @@ import { Journal } from '../../src/metering/journal';
 import type { Settlement } from '../../src/store/types';
 
 const settlement = (requestId: string): Settlement => ({
+  accountId: 'acc_a',
   keyId: 'key_a',
   requestId,
   model: 'a/b',
@@ -51,5 +52,13 @@ describe('Journal', () => {
     j.close();
     appendFileSync(f, '{"t":"settle","s":{"keyId":"key_a","requestId":"r2"');
     expect(new Journal(f).unsettled()).toEqual([settlement('r1')]);
+  });
+
+  it('reads a settlement journalled before accounts as charged to the account that took its key’s id', () => {
+    const f = file();
+    new Journal(f).close();
+    const { accountId: _, ...old } = settlement('r1');
+    appendFileSync(f, `${JSON.stringify({ t: 'settle', s: old })}\n`);
+    expect(new Journal(f).unsettled()).toEqual([{ ...old, accountId: 'key_a' }]);
   });
 });

@@ -24,12 +24,22 @@ describe('Meter', () => {
     const meter = new Meter({ store, leaseMs: 60_000, logger: createLogger('silent'), retryBaseMs: 50 });
     try {
       const key = await keyWithTokens(store, 1000);
-      await store.reserve({ keyId: key.id, requestId: 'r1', model: 'a/b', fixed: 10, unit: 1, allowance: 100, leaseMs: 60_000 });
+      await store.reserve({
+        accountId: key.accountId,
+        keyId: key.id,
+        requestId: 'r1',
+        model: 'a/b',
+        fixed: 10,
+        unit: 1,
+        allowance: 100,
+        leaseMs: 60_000,
+      });
       // Redis goes away with its data kept (a restart): SAVE, stop, start again on the same port from the dump.
       const dir = (await client.config('GET', 'dir')) as string[];
       await client.save();
       await server.stop();
       meter.settle({
+        accountId: key.accountId,
         keyId: key.id,
         requestId: 'r1',
         model: 'a/b',

@@ -4,8 +4,9 @@ import type { Settlement } from '../../src/store/types';
 import { keyWithTokens } from '../helpers/stores';
 
 /** A settled request of 1 + 1 tokens, charged 2. */
-const settlement = (keyId: string, requestId: string): Settlement => ({
-  keyId,
+const settlement = (key: { id: string; accountId: string }, requestId: string): Settlement => ({
+  accountId: key.accountId,
+  keyId: key.id,
   requestId,
   model: 'a/b',
   promptTokens: 1,
@@ -19,22 +20,22 @@ const settlement = (keyId: string, requestId: string): Settlement => ({
 describe('MemoryStore', () => {
   it('keeps the newest usage records up to its limit, with totals and balance still exact', async () => {
     const store = new MemoryStore({ ledgerLimit: 8 });
-    const { id } = await keyWithTokens(store, 10_000);
+    const key = await keyWithTokens(store, 10_000);
     for (let i = 0; i < 30; i++) {
-      await store.settle(settlement(id, `r${i}`));
+      await store.settle(settlement(key, `r${i}`));
     }
-    const kept = (await store.usage({ keyId: id, limit: 100 })).map((r) => r.requestId);
+    const kept = (await store.usage({ keyId: key.id, limit: 100 })).map((r) => r.requestId);
     expect(kept.length).toBeGreaterThanOrEqual(8);
     expect(kept.length).toBeLessThanOrEqual(9);
     expect(kept[kept.length - 1]).toBe('r29');
-    expect(await store.getKey(id)).toMatchObject({ balance: 10_000 - 60, usage: { requests: 30, chargedTokens: 60 } });
+    expect(await store.getKey(key.id)).toMatchObject({ balance: 10_000 - 60, usage: { requests: 30, chargedTokens: 60 } });
   });
 
   it('forgets settled markers after its dedup window', async () => {
     let now = 1_000_000;
     const store = new MemoryStore({ now: () => now, settleDedupSeconds: 60 });
-    const { id } = await keyWithTokens(store, 10_000);
-    const s = settlement(id, 'r1');
+    const key = await keyWithTokens(store, 10_000);
+    const s = settlement(key, 'r1');
     expect(await store.settle(s)).toBe('settled');
     now += 59_000;
     expect(await store.settle(s)).toBe('duplicate');

@@ -1,0 +1,124 @@
+/** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
+import type { AccountRecord, KeyRecord, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
+
+/** A reply of a shape no script of ours returns: the store is not the one we think it is. */
+export class StoreReplyError extends Error {
+  override name = 'StoreReplyError';
+}
+
+export function tuple(reply: unknown, script: string): unknown[] {
+  if (!Array.isArray(reply)) throw new StoreReplyError(`${script} replied ${JSON.stringify(reply)}`);
+  return reply;
+}
+
+export function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
+  return out;
+}
+
+/** The one place RESERVE's reply shape is checked. */
+export function parseReserveReply(reply: unknown): ReserveResult {
+  const [tag, a, b] = tuple(reply, 'RESERVE');
+  switch (tag) {
+    case 'ok':
+      return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
+    case 'short':
+      if (b === 'account' || b === 'key') return { kind: 'insufficient_quota', available: Number(a), limitedBy: b };
+      break;
+    case 'invalid':
+      if (a === 'not_found' || a === 'revoked' || a === 'expired') return { kind: 'invalid_key', reason: a };
+      break;
+    case 'account':
+      if (a === 'disabled') return { kind: 'account_disabled' };
+      if (a === 'not_found') return { kind: 'account_not_found' };
+      break;
+    case 'model':
+      return { kind: 'model_not_allowed' };
+  }
+  throw new StoreReplyError(`RESERVE replied ${JSON.stringify(reply)}`);
+}
+
+export function parseAccount(id: string, h: Record<string, string>): AccountRecord {
+  return {
+    id,
+    email: h.email ? h.email : null,
+    name: h.name ?? '',
+    passwordHash: h.password_hash ? h.password_hash : null,
+    role: h.role === 'admin' ? 'admin' : 'member',
+    status: h.status === 'active' ? 'active' : 'disabled',
+    created: Number(h.created ?? 0),
+  };
+}
+
+export function parseKeyRecord(id: string, accountId: string, h: Record<string, string>): KeyRecord {
+  const expires = Number(h.expires_at ?? 0);
+  const revoked = Number(h.revoked ?? 0);
+  const lastUsed = Number(h.last_used || 0);
+  return {
+    id,
+    accountId,
+    name: h.name ?? '',
+    prefix: h.prefix ?? '',
+    created: Number(h.created ?? 0),
+    expiresAt: expires > 0 ? expires : null,
+    revokedAt: revoked > 0 ? revoked : null,
+    models: h.models ? h.models.split('\n').filter(Boolean) : null,
+    limitTokens: h.limit ? Number(h.limit) : null,
+    spentTokens: Number(h.spent ?? 0),
+    lastUsed: lastUsed > 0 ? lastUsed : null,
+  };
+}
+
+export function parseTotals(h: Record<string, string>): UsageTotals {
+  return {
+    requests: Number(h.requests ?? 0),
+    promptTokens: Number(h.prompt_tokens ?? 0),
+    completionTokens: Number(h.completion_tokens ?? 0),
+    chargedTokens: Number(h.charged_tokens ?? h.spent ?? 0),
+  };
+}
+
+export function parsePackages(flat: string[]): TokenPackage[] {
+  return Object.entries(pairs(flat))
+    .map(([id, value]) => parsePackage(id, value))
+    .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+}
+
+export function parsePackage(id: string, value: string): TokenPackage {
+  const [remaining, expires, tokens, created] = value.split(':').map(Number);
+  return { id, tokens, remaining, expiresAt: expires > 0 ? expires : null, created };
+}
+
+/** Unexpired package remainders at `now`. */
+export function liveTokens(packages: TokenPackage[], now: number): number {
+  return packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
+}
+
+/**
+ * A ledger entry. Records written before accounts carry no key_id: their ledger belonged to one key, whose id the
+ * migrated account took, so the key is the account's id.
+ */
+export function parseUsageEntry(accountId: string, cursor: string, flat: string[]): UsageRecord {
+  const f = pairs(flat);
+  return {
+    requestId: f.request_id,
+    accountId,
+    keyId: f.key_id === undefined ? accountId : f.key_id === '' ? null : f.key_id,
+    model: f.model,
+    promptTokens: Number(f.prompt_tokens),
+    completionTokens: Number(f.completion_tokens),
+    chargedTokens: Number(f.charged_tokens),
+    estimated: f.estimated === '1',
+    stream: f.stream === '1',
+    status: Number(f.status),
+    created: Number(f.created),
+    cursor,
+  };
+}
+
+/** The h:<hash> index's value: "K A", or just "K" for a key from before accounts (its account took its id). */
+export function parseKeyRef(value: string): { keyId: string; accountId: string } {
+  const space = value.indexOf(' ');
+  return space === -1 ? { keyId: value, accountId: value } : { keyId: value.slice(0, space), accountId: value.slice(space + 1) };
+}
