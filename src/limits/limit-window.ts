@@ -144,3 +144,21 @@ export class LimitWindow {
     return Infinity;
   }
 }
+
+/** One level of a request as the memory store keeps it: its limits and its window. */
+export interface HeldLevel {
+  level: LimitLevel;
+  limits: Limits;
+  window: LimitWindow;
+}
+
+/** Checks every level, then (only when all pass) counts the request on each: one refusal counts nowhere. */
+export function admitAll(levels: readonly HeldLevel[], c: Omit<LimitCheck, 'limits'>, now: number): AdmitAllResult {
+  for (const l of levels) {
+    const refusal = l.window.check(l.level, { ...c, limits: l.limits }, now);
+    if (refusal) return { kind: 'rate_limited', refusal };
+  }
+  return { kind: 'admitted', uses: levels.map((l) => l.window.commit({ ...c, limits: l.limits }, now)) };
+}
+
+export type AdmitAllResult = { kind: 'admitted'; uses: LevelUse[] } | { kind: 'rate_limited'; refusal: LimitRefusal };

@@ -51,6 +51,18 @@ export function compact(l: Limits): Limits {
   return out;
 }
 
+/** The form kept in a store hash (field `rl`): "rpm:tpm:max_concurrent", 0 for an unset one; "" for no limits. */
+export function encodeLimits(l: Limits | null | undefined): string {
+  return hasLimits(l) ? `${l.rpm ?? 0}:${l.tpm ?? 0}:${l.maxConcurrent ?? 0}` : '';
+}
+
+export function decodeLimits(s: string | undefined): Limits | null {
+  if (!s) return null;
+  const [rpm, tpm, maxConcurrent] = s.split(':').map(Number);
+  const l = compact({ rpm, tpm, maxConcurrent });
+  return hasLimits(l) ? l : null;
+}
+
 export function hasLimits(l: Limits | null | undefined): l is Limits {
   return !!l && (l.rpm !== undefined || l.tpm !== undefined || l.maxConcurrent !== undefined);
 }

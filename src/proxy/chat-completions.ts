@@ -156,11 +156,14 @@ export function chatCompletions(options: ChatCompletionsOptions) {
               : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
           ),
         );
+      case 'rate_limited':
+        return refuseRateLimited(res, options.metrics, reservation.refusal);
       case 'reserved':
         break;
     }
-    if (modelUse) {
-      const headers = rateLimitHeaders([modelUse]);
+    // OpenAI's headers for the tightest level, only when some level has limits (else nothing to say, nothing to do).
+    if (modelUse || reservation.limitUse) {
+      const headers = rateLimitHeaders(modelUse ? [modelUse, ...(reservation.limitUse ?? [])] : (reservation.limitUse ?? []));
       for (const name in headers) res.setHeader(name, headers[name]);
     }
 

@@ -67,7 +67,7 @@ const KINDS = new Set<string>(['requests', 'tokens', 'concurrent']);
 /** An admission reply: {'ok', use...} | {'limited', kind, limit, used, retry ms, too large, use...}. */
 export function parseAdmitReply(reply: unknown, level: LimitLevel, tokens: number): AdmitResult {
   if (Array.isArray(reply) && reply[0] === 'ok' && reply.length === 8) return { kind: 'admitted', use: parseLevelUse(reply, 1) };
-  if (Array.isArray(reply) && reply[0] === 'limited' && reply.length === 13 && KINDS.has(reply[1])) {
+  if (Array.isArray(reply) && reply[0] === 'limited' && reply.length === 13) {
     return { kind: 'rate_limited', refusal: parseRefusal(reply, 1, level, tokens) };
   }
   throw new LimitReplyError(`limit admission replied ${JSON.stringify(reply)}`);
@@ -75,6 +75,7 @@ export function parseAdmitReply(reply: unknown, level: LimitLevel, tokens: numbe
 
 /** lim_check's refusal followed by lim_use's list, from `at`: 12 values. */
 export function parseRefusal(reply: unknown[], at: number, level: LimitLevel, tokens: number): LimitRefusal {
+  if (!KINDS.has(reply[at] as string)) throw new LimitReplyError(`a limit refusal of kind ${JSON.stringify(reply[at])}`);
   return {
     level,
     kind: reply[at] as LimitKind,

@@ -1,4 +1,6 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
+import { decodeLimits, type LevelUse } from '../limits/limits';
+import { parseLevelUse, parseRefusal } from './redis-limits';
 import type { AccountRecord, KeyRecord, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
@@ -19,10 +21,21 @@ export function pairs(flat: string[]): Record<string, string> {
 
 /** The one place RESERVE's reply shape is checked. */
 export function parseReserveReply(reply: unknown): ReserveResult {
-  const [tag, a, b] = tuple(reply, 'RESERVE');
+  const list = tuple(reply, 'RESERVE');
+  const [tag, a, b] = list;
   switch (tag) {
-    case 'ok':
-      return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
+    case 'ok': {
+      // After per and amount: for each level with limits, its name and lim_use's 7 values.
+      if (list.length === 3) return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
+      const limitUse: LevelUse[] = [];
+      for (let i = 3; i + 8 <= list.length; i += 8) limitUse.push(parseLevelUse(list, i + 1));
+      return { kind: 'reserved', allowance: Number(a), amount: Number(b), limitUse };
+    }
+    case 'limited':
+      if ((a === 'key' || a === 'account') && list.length === 15) {
+        return { kind: 'rate_limited', refusal: parseRefusal(list, 3, a, Number(b)) };
+      }
+      break;
     case 'short':
       if (b === 'account' || b === 'key') return { kind: 'insufficient_quota', available: Number(a), limitedBy: b };
       break;
@@ -48,6 +61,7 @@ export function parseAccount(id: string, h: Record<string, string>): AccountReco
     role: h.role === 'admin' ? 'admin' : 'member',
     status: h.status === 'active' ? 'active' : 'disabled',
     created: Number(h.created ?? 0),
+    limits: decodeLimits(h.rl),
   };
 }
 
@@ -67,6 +81,7 @@ export function parseKeyRecord(id: string, accountId: string, h: Record<string, 
     limitTokens: h.limit ? Number(h.limit) : null,
     spentTokens: Number(h.spent ?? 0),
     lastUsed: lastUsed > 0 ? lastUsed : null,
+    limits: decodeLimits(h.rl),
   };
 }
 

@@ -1,8 +1,8 @@
 /** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's slot. */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
-import { DEFAULT_WINDOW_MS } from '../limits/limits';
-import { defineScript, RedisModelLimits } from './redis-limits';
+import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
+import { defineScript, parseLevelUse, RedisModelLimits } from './redis-limits';
 import { compareCursor, matchesSearch, newId } from './ids';
 import { migrateLegacyKeys } from './redis-migration';
 import {
@@ -29,6 +29,7 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
+  type KeyPatch,
   type KeyRecord,
   type KeyRef,
   type KeyState,
@@ -87,6 +88,7 @@ export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly prefix: string;
+  private readonly windowMs: number;
   private readonly run: Record<ScriptName, RunScript>;
   private readonly modelLimits: RedisModelLimits;
 
@@ -98,7 +100,8 @@ export class RedisStore implements Store {
     const run = {} as Record<ScriptName, RunScript>;
     for (const [name, lua] of Object.entries(SCRIPTS) as [ScriptName, string][]) run[name] = defineScript(redis, name, lua);
     this.run = run;
-    this.modelLimits = new RedisModelLimits(redis, this.prefix, options.limitWindowMs ?? DEFAULT_WINDOW_MS);
+    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
+    this.modelLimits = new RedisModelLimits(redis, this.prefix, this.windowMs);
   }
 
   /** A key of account `accountId`'s slot. */
@@ -148,6 +151,7 @@ export class RedisStore implements Store {
       created,
       debt: 0,
       reserved: 0,
+      rl: encodeLimits(input.limits),
     });
     // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
     // account is listed last, so a half-made account is never reachable.
@@ -156,17 +160,17 @@ export class RedisStore implements Store {
       return { kind: 'email_taken' };
     }
     await this.redis.zadd(this.global('accounts'), 0, id);
-    return { kind: 'created', account: { id, ...input, created } };
+    return { kind: 'created', account: { id, ...input, created, limits: input.limits ?? null } };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
     const reply = await this.run.tmAccountState(
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra'), this.a(accountId, 't')],
-      [],
+      [this.windowMs],
     );
     const parts = tuple(reply, 'ACCOUNT_STATE');
     if (parts.length === 0) return undefined;
-    const [accountFlat, pkgFlat, totalsFlat, now] = parts as [string[], string[], string[], number];
+    const [accountFlat, pkgFlat, totalsFlat, now, use] = parts as [string[], string[], string[], number, unknown[]];
     const account = pairs(accountFlat);
     const packages = parsePackages(pkgFlat);
     const debt = Number(account.debt ?? 0);
@@ -178,6 +182,7 @@ export class RedisStore implements Store {
       debt,
       packages,
       usage: parseTotals(pairs(totalsFlat)),
+      limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
     };
   }
 
@@ -214,6 +219,7 @@ export class RedisStore implements Store {
     if (patch.status !== undefined) fields.push('status', patch.status);
     if (patch.role !== undefined) fields.push('role', patch.role);
     if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
+    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
     const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, 'a')], fields), 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
   }
@@ -234,6 +240,7 @@ export class RedisStore implements Store {
       spent: 0,
       reserved: 0,
       last_used: '',
+      rl: encodeLimits(input.limits),
     };
     const made = await this.run.tmCreateKey(
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
@@ -255,7 +262,18 @@ export class RedisStore implements Store {
       limitTokens: limit,
       spentTokens: 0,
       lastUsed: null,
+      limits: input.limits ?? null,
     };
+  }
+
+  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return undefined;
+    const fields: string[] = [];
+    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
+    // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
+    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
+    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
@@ -288,11 +306,11 @@ export class RedisStore implements Store {
     if (accountId === undefined) return undefined;
     const reply = await this.run.tmKeyState(
       [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
-      [],
+      [keyId, this.windowMs],
     );
     const parts = tuple(reply, 'KEY_STATE');
     if (parts.length === 0) return undefined;
-    const [accountFlat, keyFlat, pkgFlat, now] = parts as [string[], string[], string[], number];
+    const [accountFlat, keyFlat, pkgFlat, now, use] = parts as [string[], string[], string[], number, unknown[]];
     const account = pairs(accountFlat);
     const key = pairs(keyFlat);
     const packages = parsePackages(pkgFlat);
@@ -308,6 +326,7 @@ export class RedisStore implements Store {
       debt,
       packages,
       usage: parseTotals(key),
+      limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
     };
   }
 
@@ -335,17 +354,18 @@ export class RedisStore implements Store {
     const A = r.accountId;
     const reply = await this.run.tmReserve(
       [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? ''],
+      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs],
     );
     return parseReserveReply(reply);
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    return Number(await this.run.tmRenew([this.a(accountId, 'r')], [requestId, leaseMs])) === 1;
+    const keys = [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')];
+    return Number(await this.run.tmRenew(keys, [requestId, leaseMs])) === 1;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
-    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId]);
+    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId, this.windowMs]);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
@@ -372,6 +392,7 @@ export class RedisStore implements Store {
         s.status,
         SETTLE_DEDUP_SECONDS,
         s.keyId ?? '',
+        this.windowMs,
       ],
     );
     const [tag] = tuple(reply, 'SETTLE');

@@ -3,7 +3,7 @@
  * (which spend it, each within an optional cap), reservations with leases, settlement, the usage ledger, and the
  * model level of rate and concurrency limits.
  */
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitRefusal, Limits } from '../limits/limits';
 
 /** Unix seconds. */
 export type UnixSeconds = number;
@@ -22,6 +22,8 @@ export interface AccountRecord {
   /** A disabled account's keys are refused at once, on every process (checked in the reserve step, never cached). */
   status: AccountStatus;
   created: UnixSeconds;
+  /** Rate and concurrency limits shared by all the account's keys; null: none. */
+  limits: Limits | null;
 }
 
 export interface TokenPackage {
@@ -40,6 +42,8 @@ export interface UsageTotals {
 }
 
 export interface AccountState extends AccountRecord {
+  /** The current use of the account's limits; null when it has none. */
+  limitUse: LevelUse | null;
   /** Usable tokens: unexpired package remainders, less debt and open reservations. */
   balance: number;
   reserved: number;
@@ -56,6 +60,8 @@ export interface NewAccount {
   passwordHash: string | null;
   role: AccountRole;
   status: AccountStatus;
+  /** Rate and concurrency limits; null or absent: none. */
+  limits?: Limits | null;
 }
 
 export interface AccountPatch {
@@ -63,6 +69,8 @@ export interface AccountPatch {
   status?: AccountStatus;
   role?: AccountRole;
   passwordHash?: string | null;
+  /** New limits (replacing the old ones), from the account's next request; null: none. */
+  limits?: Limits | null;
 }
 
 export type CreateAccountResult = { kind: 'created'; account: AccountRecord } | { kind: 'email_taken' };
@@ -94,12 +102,16 @@ export interface KeyRecord {
   spentTokens: number;
   /** When a request on this key was last settled; null: never. */
   lastUsed: UnixSeconds | null;
+  /** Rate and concurrency limits of this key alone; null: none. */
+  limits: Limits | null;
 }
 
 /** `active`, or why the key is refused. Derived from the record and the clock. */
 export type KeyStatus = 'active' | 'revoked' | 'expired';
 
 export interface KeyState extends KeyRecord {
+  /** The current use of the key's limits; null when it has none. */
+  limitUse: LevelUse | null;
   /** What the account offers this key: min(account balance, cap − spent − reserved on this key). */
   balance: number;
   /** Tokens reserved by this key's requests in flight. */
@@ -120,6 +132,14 @@ export interface NewKey {
   models: string[] | null;
   /** The key's cap; null: none. */
   limitTokens?: number | null;
+  /** The key's rate and concurrency limits; null or absent: none. */
+  limits?: Limits | null;
+}
+
+/** What can change on a key after its creation. */
+export interface KeyPatch {
+  /** New limits (replacing the old ones); null: none. */
+  limits?: Limits | null;
 }
 
 /** What authentication needs to reserve: both ids. The mapping never changes, so callers may cache it. */
@@ -165,7 +185,16 @@ export interface ReserveRequest {
 export type InvalidKeyReason = 'not_found' | 'revoked' | 'expired';
 
 export type ReserveResult =
-  | { kind: 'reserved'; /** completion tokens per choice the balance covers (≤ allowance) */ allowance: number; amount: number }
+  | {
+      kind: 'reserved';
+      /** completion tokens per choice the balance covers (≤ allowance) */
+      allowance: number;
+      amount: number;
+      /** The use of the key's and the account's limits, for those that have any (absent when neither has). */
+      limitUse?: LevelUse[];
+    }
+  /** A key or account limit refused the request; nothing was reserved or counted. */
+  | { kind: 'rate_limited'; refusal: LimitRefusal }
   /** `limitedBy`: whether the account's balance or the key's cap is what falls short. */
   | { kind: 'insufficient_quota'; available: number; limitedBy: 'account' | 'key' }
   | { kind: 'invalid_key'; reason: InvalidKeyReason }
@@ -238,6 +267,8 @@ export interface Store {
   getKey(keyId: string): Promise<KeyState | undefined>;
   /** One account's keys, or every key; in creation order. */
   listKeys(accountId?: string): Promise<KeyRecord[]>;
+  /** Undefined when the key does not exist. New limits apply from the key's next request. */
+  updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined>;
   /** False when the key does not exist. */
   revokeKey(keyId: string): Promise<boolean>;
 
