@@ -12,6 +12,7 @@ import type { Logger } from '../observability/logger';
 import type { Catalog } from '../catalog/models';
 import type { Store } from '../store/types';
 import { invalidRequest } from '../http/zod-errors';
+import { hasLimits, limitsSchema } from '../limits/limits';
 
 export interface AdminApiOptions {
   token: string;
@@ -41,7 +42,12 @@ const createKeySchema = z.strictObject({
     .array(z.string({ error: 'must be a model id' }), { error: 'must be an array of model ids' })
     .min(1, 'must name at least one model')
     .nullish(),
+  /** `{rpm?, tpm?, max_concurrent?}`: the key's own rate and concurrency limits. */
+  limits: limitsSchema.nullish(),
 });
+
+/** What PATCH /admin/keys/:id may change: the limits (null or {} removes them). */
+const patchKeySchema = z.strictObject({ limits: limitsSchema.nullable() });
 
 const grantSchema = z.strictObject({
   tokens,
@@ -119,6 +125,7 @@ export function adminApi(options: AdminApiOptions): Router {
         name: input.name ?? '',
         expiresAt: input.expires_at ?? null,
         models: input.models ? [...new Set(input.models)] : null,
+        limits: hasLimits(input.limits) ? input.limits : null,
       });
       if (!record) throw new Error(`account ${accountId} vanished`);
       if (input.tokens !== undefined) await store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
@@ -141,6 +148,20 @@ export function adminApi(options: AdminApiOptions): Router {
       const state = await store.getKey(id);
       if (!state) return sendError(res, keyNotFound(id));
       res.json(keyDetailObject(state));
+    }),
+  );
+
+  router.patch(
+    '/keys/:id',
+    route(async (req, res) => {
+      const id = String(req.params.id);
+      const parsed = patchKeySchema.safeParse(body(req));
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const limits = parsed.data.limits;
+      const record = await store.updateKey(id, { limits: hasLimits(limits) ? limits : null });
+      if (!record) return sendError(res, keyNotFound(id));
+      logger.info({ keyId: id, limits: record.limits }, 'key limits changed');
+      res.json(keyObject(record));
     }),
   );
 

@@ -1,4 +1,5 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
+import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits';
 import type { KeyRecord, KeyState, TokenPackage, UsageRecord } from '../store/types';
 
 export interface KeyObject {
@@ -9,6 +10,15 @@ export interface KeyObject {
   expires_at: number | null;
   revoked_at: number | null;
   models: string[] | null;
+  /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
+  limits: LimitsInput | null;
+}
+
+/** What a level's limits hold now: requests and tokens in the window, requests in flight. */
+export interface LimitUseObject {
+  requests?: { limit: number; remaining: number; reset_ms: number };
+  tokens?: { limit: number; remaining: number; reset_ms: number };
+  concurrent?: { limit: number; in_flight: number };
 }
 
 export interface PackageObject {
@@ -25,6 +35,8 @@ export interface KeyDetailObject extends KeyObject {
   debt: number;
   packages: PackageObject[];
   usage: { requests: number; prompt_tokens: number; completion_tokens: number; charged_tokens: number };
+  /** The current use of the key's limits; null without limits. */
+  limit_use: LimitUseObject | null;
 }
 
 export interface UsageObject {
@@ -51,7 +63,16 @@ export function keyObject(k: KeyRecord): KeyObject {
     expires_at: k.expiresAt,
     revoked_at: k.revokedAt,
     models: k.models,
+    limits: k.limits && limitsObject(k.limits),
   };
+}
+
+export function limitUseObject(u: LevelUse): LimitUseObject {
+  const out: LimitUseObject = {};
+  if (u.requests) out.requests = { limit: u.requests.limit, remaining: u.requests.remaining, reset_ms: u.requests.resetMs };
+  if (u.tokens) out.tokens = { limit: u.tokens.limit, remaining: u.tokens.remaining, reset_ms: u.tokens.resetMs };
+  if (u.concurrent) out.concurrent = { limit: u.concurrent.limit, in_flight: u.concurrent.inFlight };
+  return out;
 }
 
 export function packageObject(p: TokenPackage): PackageObject {
@@ -71,6 +92,7 @@ export function keyDetailObject(k: KeyState): KeyDetailObject {
       completion_tokens: k.usage.completionTokens,
       charged_tokens: k.usage.chargedTokens,
     },
+    limit_use: k.limitUse && limitUseObject(k.limitUse),
   };
 }
 

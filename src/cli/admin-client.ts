@@ -1,5 +1,6 @@
 /** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
 import type { KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
+import type { LimitsInput } from '../limits/limits';
 
 export type CreatedKey = KeyObject & { key: string; balance: number };
 
@@ -14,7 +15,7 @@ export class AdminClient {
     private readonly token: string,
   ) {}
 
-  createKey(body: { name?: string; tokens?: number; expires_at?: number; models?: string[] }): Promise<CreatedKey> {
+  createKey(body: { name?: string; tokens?: number; expires_at?: number; models?: string[]; limits?: LimitsInput }): Promise<CreatedKey> {
     return this.call('POST', '/admin/keys', body);
   }
   listKeys(): Promise<{ data: KeyObject[] }> {
@@ -22,6 +23,9 @@ export class AdminClient {
   }
   showKey(id: string): Promise<KeyDetailObject> {
     return this.call('GET', `/admin/keys/${encodeURIComponent(id)}`);
+  }
+  setKeyLimits(id: string, limits: LimitsInput | null): Promise<KeyObject> {
+    return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, { limits });
   }
   revokeKey(id: string): Promise<{ id: string; revoked: boolean; revoked_at: number }> {
     return this.call('DELETE', `/admin/keys/${encodeURIComponent(id)}`);

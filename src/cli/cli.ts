@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminClient, AdminClientError } from './admin-client';
 import { count, durationSeconds, table, time } from './cli-format';
+import { limitOptions, limitsFrom, limitsText, limitUseRows, type LimitFlags } from './limits-cli';
 
 interface Common {
   url: string;
@@ -68,30 +69,34 @@ export function buildCli(): Command {
 
   const keys = program.command('keys').description('create, list, show and revoke API keys');
 
-  expiryOptions(common(keys.command('create')), 'key')
+  limitOptions(expiryOptions(common(keys.command('create')), 'key'))
     .description('create a key; its secret is shown once')
     .option('--name <name>', 'a label for the key')
     .option('--tokens <n>', 'grant a first package of this many tokens', positiveInt)
     .option('--models <ids>', 'comma-separated model ids the key may use (default: all)')
-    .action(async (opts: Common & { name?: string; tokens?: number; expiresAt?: number; expiresIn?: number; models?: string }) => {
-      const created = await clientFor(opts).createKey({
-        name: opts.name,
-        tokens: opts.tokens,
-        expires_at: expiry(opts),
-        models: opts.models
-          ?.split(',')
-          .map((m) => m.trim())
-          .filter(Boolean),
-      });
-      print(opts, created, () =>
-        [
-          `Created key ${created.id}${created.name ? ` (${created.name})` : ''} with a balance of ${count(created.balance)} tokens.`,
-          `Secret, shown only now; store it safely:`,
-          ``,
-          `  ${created.key}`,
-        ].join('\n'),
-      );
-    });
+    .action(
+      async (opts: Common & LimitFlags & { name?: string; tokens?: number; expiresAt?: number; expiresIn?: number; models?: string }) => {
+        const created = await clientFor(opts).createKey({
+          name: opts.name,
+          tokens: opts.tokens,
+          expires_at: expiry(opts),
+          models: opts.models
+            ?.split(',')
+            .map((m) => m.trim())
+            .filter(Boolean),
+          limits: limitsFrom(opts),
+        });
+        print(opts, created, () =>
+          [
+            `Created key ${created.id}${created.name ? ` (${created.name})` : ''} with a balance of ${count(created.balance)} tokens` +
+              (created.limits ? `, limits: ${limitsText(created.limits)}.` : '.'),
+            `Secret, shown only now; store it safely:`,
+            ``,
+            `  ${created.key}`,
+          ].join('\n'),
+        );
+      },
+    );
 
   common(keys.command('list'))
     .description('list keys')
@@ -132,6 +137,8 @@ export function buildCli(): Command {
               ['expires', time(k.expires_at)],
               ['revoked', time(k.revoked_at)],
               ['models', k.models?.join(',') ?? 'all'],
+              ['limits', limitsText(k.limits)],
+              ...limitUseRows(k.limit_use),
               ['balance', count(k.balance)],
               ['reserved', count(k.reserved)],
               ['debt', count(k.debt)],
@@ -150,6 +157,16 @@ export function buildCli(): Command {
               ),
         ].join('\n'),
       );
+    });
+
+  limitOptions(common(keys.command('limits')), true)
+    .description("change a key's rate and concurrency limits (replacing them; --none removes them)")
+    .argument('<id>', 'the key id')
+    .action(async (id: string, opts: Common & LimitFlags) => {
+      const limits = limitsFrom(opts);
+      if (!limits && !opts.none) throw new AdminClientError('name a limit (--rpm, --tpm, --max-concurrent) or --none.');
+      const k = await clientFor(opts).setKeyLimits(id, opts.none ? null : (limits ?? null));
+      print(opts, k, () => `Limits of ${k.id}: ${limitsText(k.limits)}.`);
     });
 
   common(keys.command('revoke'))

@@ -63,6 +63,7 @@ describe('admin API (redis store)', () => {
         expires_at: expires,
         revoked_at: null,
         models: [MODEL],
+        limits: null,
         balance: 5000,
       });
       const shown = await admin().get(`/admin/keys/${res.body.id}`);
