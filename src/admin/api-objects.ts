@@ -1,15 +1,61 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
 import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits';
-import type { KeyRecord, KeyState, TokenPackage, UsageRecord } from '../store/types';
+import {
+  keyStatus,
+  type AccountRecord,
+  type AccountState,
+  type KeyRecord,
+  type KeyState,
+  type KeyStatus,
+  type TokenPackage,
+  type UsageRecord,
+  type UsageTotals,
+} from '../store/types';
+
+export interface AccountObject {
+  id: string;
+  email: string | null;
+  name: string;
+  role: AccountRecord['role'];
+  status: AccountRecord['status'];
+  /** Whether the account can log in to the console (never the hash itself). */
+  has_password: boolean;
+  created: number;
+  /** `{rpm?, tpm?, max_concurrent?}` shared by all its keys; null: none. */
+  limits: LimitsInput | null;
+}
+
+export interface UsageTotalsObject {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  charged_tokens: number;
+}
+
+export interface AccountDetailObject extends AccountObject {
+  balance: number;
+  reserved: number;
+  debt: number;
+  packages: PackageObject[];
+  usage: UsageTotalsObject;
+  /** The current use of the account's limits; null without limits. */
+  limit_use: LimitUseObject | null;
+}
 
 export interface KeyObject {
   id: string;
+  account_id: string;
   name: string;
   prefix: string;
   created: number;
   expires_at: number | null;
   revoked_at: number | null;
   models: string[] | null;
+  /** The most this key may ever be charged; null: no cap of its own. */
+  limit_tokens: number | null;
+  spent_tokens: number;
+  last_used: number | null;
+  status: KeyStatus;
   /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
   limits: LimitsInput | null;
 }
@@ -34,7 +80,7 @@ export interface KeyDetailObject extends KeyObject {
   reserved: number;
   debt: number;
   packages: PackageObject[];
-  usage: { requests: number; prompt_tokens: number; completion_tokens: number; charged_tokens: number };
+  usage: UsageTotalsObject;
   /** The current use of the key's limits; null without limits. */
   limit_use: LimitUseObject | null;
 }
@@ -54,15 +100,54 @@ export interface UsageObject {
   cursor: string;
 }
 
+export function accountObject(a: AccountRecord): AccountObject {
+  return {
+    id: a.id,
+    email: a.email,
+    name: a.name,
+    role: a.role,
+    status: a.status,
+    has_password: a.passwordHash !== null,
+    created: a.created,
+    limits: a.limits && limitsObject(a.limits),
+  };
+}
+
+export function accountDetailObject(a: AccountState): AccountDetailObject {
+  return {
+    ...accountObject(a),
+    balance: a.balance,
+    reserved: a.reserved,
+    debt: a.debt,
+    packages: a.packages.map(packageObject),
+    usage: usageTotalsObject(a.usage),
+    limit_use: a.limitUse && limitUseObject(a.limitUse),
+  };
+}
+
+export function usageTotalsObject(u: UsageTotals): UsageTotalsObject {
+  return {
+    requests: u.requests,
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    charged_tokens: u.chargedTokens,
+  };
+}
+
 export function keyObject(k: KeyRecord): KeyObject {
   return {
     id: k.id,
+    account_id: k.accountId,
     name: k.name,
     prefix: k.prefix,
     created: k.created,
     expires_at: k.expiresAt,
     revoked_at: k.revokedAt,
     models: k.models,
+    limit_tokens: k.limitTokens,
+    spent_tokens: k.spentTokens,
+    last_used: k.lastUsed,
+    status: keyStatus(k, Math.floor(Date.now() / 1000)),
     limits: k.limits && limitsObject(k.limits),
   };
 }
@@ -86,12 +171,7 @@ export function keyDetailObject(k: KeyState): KeyDetailObject {
     reserved: k.reserved,
     debt: k.debt,
     packages: k.packages.map(packageObject),
-    usage: {
-      requests: k.usage.requests,
-      prompt_tokens: k.usage.promptTokens,
-      completion_tokens: k.usage.completionTokens,
-      charged_tokens: k.usage.chargedTokens,
-    },
+    usage: usageTotalsObject(k.usage),
     limit_use: k.limitUse && limitUseObject(k.limitUse),
   };
 }

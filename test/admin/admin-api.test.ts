@@ -56,6 +56,8 @@ describe('admin API (redis store)', () => {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(/^key_/),
+        // A key created without an account gets one of its own.
+        account_id: expect.stringMatching(/^acc_/),
         key: expect.stringMatching(/^sk-[A-Za-z0-9_-]{43}$/),
         name: 'alice',
         prefix: res.body.key.slice(0, 10),
@@ -63,6 +65,10 @@ describe('admin API (redis store)', () => {
         expires_at: expires,
         revoked_at: null,
         models: [MODEL],
+        limit_tokens: null,
+        spent_tokens: 0,
+        last_used: null,
+        status: 'active',
         limits: null,
         balance: 5000,
       });

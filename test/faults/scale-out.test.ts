@@ -15,13 +15,15 @@ import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { chatBody } from '../helpers/proxy';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { eventually } from '../helpers/eventually';
-import { keyWithTokens, testRedisUrl } from '../helpers/stores';
+import { keyWithTokens, newAccount, testRedisUrl } from '../helpers/stores';
 import { jsonReply, startUpstream, streamReply, words, type Behaviour, type TestUpstream } from '../helpers/upstream';
 
 jest.setTimeout(60_000);
 
 const ADMIN = 'scale-out-admin-token-123';
 const GRANT = 2_000;
+/** More than the two capped keys may spend together, less than all three keys' requests want. */
+const ACCOUNT_GRANT = 4_000;
 
 /** The upstream spends every token it is allowed, a little slowly, so requests overlap across the two proxies. */
 const spendAll: Behaviour = async (call, req, res) => {
@@ -88,6 +90,38 @@ describe.each([
     // Even if every request had reserved at once, with the prompt's upper bound, the grant covers this many.
     const perRequest = promptTokenBound(chatBody() as ChatRequest) + 30;
     expect(served).toBeGreaterThanOrEqual(Math.floor(GRANT / perRequest));
+  });
+
+  it('never charges an account beyond its packages nor any of its three keys beyond its cap, 200 requests through both', async () => {
+    const accountId = await newAccount(store);
+    const caps = [600, 1_200, null];
+    const keys: { id: string; secret: string }[] = [];
+    for (const cap of caps) keys.push(await keyWithTokens(store, 0, { accountId, limitTokens: cap }));
+    await store.grantPackage(accountId, { tokens: ACCOUNT_GRANT, expiresAt: null });
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        request(proxies[i % 2].url)
+          .post('/v1/chat/completions')
+          .set('authorization', `Bearer ${keys[i % 3].secret}`)
+          .send(chatBody({ max_tokens: 30, stream: i % 4 === 0 })),
+      ),
+    );
+    expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    const served = results.filter((r) => r.status === 200).length;
+    const ledger = await eventually(async () => {
+      const l = await store.usage({ accountId, limit: 1000 });
+      expect(l).toHaveLength(served);
+      return l;
+    });
+    const chargedBy = (keyId: string) => ledger.filter((r) => r.keyId === keyId).reduce((a, r) => a + r.chargedTokens, 0);
+    const charged = ledger.reduce((a, r) => a + r.chargedTokens, 0);
+    expect(charged).toBeLessThanOrEqual(ACCOUNT_GRANT);
+    expect(chargedBy(keys[0].id)).toBeLessThanOrEqual(600);
+    expect(chargedBy(keys[1].id)).toBeLessThanOrEqual(1_200);
+    expect(await store.getAccount(accountId)).toMatchObject({ reserved: 0, debt: 0, balance: ACCOUNT_GRANT - charged });
+    for (const k of keys) expect(await store.getKey(k.id)).toMatchObject({ reserved: 0, spentTokens: chargedBy(k.id) });
+    // Every key was refused at some point: the caps and the balance were reached, not merely approached.
+    for (let k = 0; k < 3; k++) expect(results.some((r, i) => i % 3 === k && r.status === 429)).toBe(true);
   });
 
   it('sees a revocation made through one proxy at once on the other', async () => {

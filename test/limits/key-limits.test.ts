@@ -101,6 +101,30 @@ describe.each(storeKinds)('key and account limits (%s store)', (kind) => {
     expect(t.upstream.calls).toHaveLength(2);
   });
 
+  it('takes account limits at creation and later through the admin API, and shows them with their use', async () => {
+    const created = await admin.post('/admin/accounts', { name: 'team', tokens: 100_000, limits: { rpm: 2, max_concurrent: 3 } });
+    expect(created.status).toBe(201);
+    expect(created.body.limits).toEqual({ rpm: 2, max_concurrent: 3 });
+    const key = await admin.post(`/admin/accounts/${created.body.id}/keys`, { limits: { tpm: 50_000 } });
+    expect(key.body.limits).toEqual({ tpm: 50_000 });
+    await post(key.body.key).expect(200);
+    const shown = await admin.get(`/admin/accounts/${created.body.id}`).expect(200);
+    expect(shown.body.limit_use).toEqual({
+      requests: { limit: 2, remaining: 1, reset_ms: expect.any(Number) },
+      concurrent: { limit: 3, in_flight: expect.any(Number) },
+    });
+    const patched = await admin.patch(`/admin/accounts/${created.body.id}`, { limits: { rpm: 1 } });
+    expect(patched.body.limits).toEqual({ rpm: 1 });
+    const refused = await post(key.body.key);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/on this account: limit 1, used 1\./);
+    await admin.patch(`/admin/accounts/${created.body.id}`, { limits: null }).expect(200);
+    await post(key.body.key).expect(200);
+    const bad = await admin.patch(`/admin/accounts/${created.body.id}`, { limits: { max_concurrent: -1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('limits.max_concurrent');
+  });
+
   it('reports the tightest level in the headers: the key’s requests, the model’s tokens', async () => {
     const key = await keyWithTokens(t.s.store, 100_000, { limits: { rpm: 10, tpm: 5_000_000 } });
     const res = await post(key.secret, chatBody({ model: 'acme/limited', max_tokens: 10 })).expect(200);
