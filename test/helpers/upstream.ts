@@ -19,8 +19,6 @@ export interface TestUpstream {
   /** Base URL including /v1. */
   url: string;
   calls: UpstreamCall[];
-  /** The most requests it was answering at the same moment. */
-  maxInFlight(): number;
   behave(b: Behaviour): void;
   /** Resolves when some request has been aborted by the proxy. */
   aborted(): Promise<UpstreamCall>;
@@ -115,19 +113,7 @@ export async function startUpstream(initial: Behaviour = defaultReply): Promise<
   let behaviour = initial;
   const calls: UpstreamCall[] = [];
   const abortWaiters: ((c: UpstreamCall) => void)[] = [];
-  let inFlight = 0;
-  let maxInFlight = 0;
   const server: Server = createServer((req, res) => {
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    // Counted out when the last byte is handed to the OS (finish), before the proxy can see the end, or on close.
-    let counted = true;
-    const out = () => {
-      if (counted) inFlight--;
-      counted = false;
-    };
-    res.once('finish', out);
-    res.once('close', out);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -153,7 +139,6 @@ export async function startUpstream(initial: Behaviour = defaultReply): Promise<
   return {
     url: `http://127.0.0.1:${port}/v1`,
     calls,
-    maxInFlight: () => maxInFlight,
     behave: (b) => {
       behaviour = b;
     },

@@ -23,19 +23,25 @@ const ask = { model: MODEL, messages: [{ role: 'user' as const, content: 'Say he
 
 describe('the openai SDK against limits', () => {
   // A one-second window keeps the SDK's back-off (which follows retry-after-ms) short.
-  const t = proxyFixture('redis', { models: [{ limits: { rpm: 1 } }] }, { limitWindowMs: 1_000 });
+  const t = proxyFixture('redis', { models: [{ limits: { rpm: 1 } }, { id: 'acme/free' }] }, { limitWindowMs: 1_000 });
 
-  it('retries a rate-limited request on its own, after the wait we told it, and gets the completion', async () => {
-    const key = await keyWithTokens(t.s.store, 10_000);
-    const counted = countingFetch();
-    const client = new OpenAI({ apiKey: key.secret, baseURL: t.proxy.baseURL, fetch: counted.fetch });
-    await client.chat.completions.create(ask);
-    const completion = await client.chat.completions.create(ask);
-    expect(completion.choices[0].message.content).toBeTruthy();
-    // The second call was refused at least once (the window holds one request) and then passed.
-    expect(counted.attempts()).toBeGreaterThanOrEqual(3);
-    expect(t.upstream.calls).toHaveLength(2);
-  });
+  it.each([
+    ['model', MODEL, null],
+    ['key', 'acme/free', { rpm: 1 }],
+  ] as const)(
+    'retries a request over the %s rpm on its own, after the wait we told it, and gets the completion',
+    async (_level, model, limits) => {
+      const key = await keyWithTokens(t.s.store, 10_000, { limits });
+      const counted = countingFetch();
+      const client = new OpenAI({ apiKey: key.secret, baseURL: t.proxy.baseURL, fetch: counted.fetch });
+      await client.chat.completions.create({ ...ask, model });
+      const completion = await client.chat.completions.create({ ...ask, model });
+      expect(completion.choices[0].message.content).toBeTruthy();
+      // The second call was refused at least once (the window holds one request) and then passed.
+      expect(counted.attempts()).toBeGreaterThanOrEqual(3);
+      expect(t.upstream.calls).toHaveLength(2);
+    },
+  );
 
   it('does not retry insufficient_quota', async () => {
     const poor = await keyWithTokens(t.s.store, 3);
