@@ -1,8 +1,9 @@
 /** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
-import type { KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
+import type { AccountDetailObject, AccountObject, KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
 import type { LimitsInput } from '../limits/limits';
 
 export type CreatedKey = KeyObject & { key: string; balance: number };
+type Query = Record<string, string | number | undefined>;
 
 /** A failure to show the operator as it is: what happened and what to do. */
 export class AdminClientError extends Error {
@@ -15,7 +16,43 @@ export class AdminClient {
     private readonly token: string,
   ) {}
 
-  createKey(body: { name?: string; tokens?: number; expires_at?: number; models?: string[]; limits?: LimitsInput }): Promise<CreatedKey> {
+  createAccount(body: {
+    email?: string;
+    name?: string;
+    role?: string;
+    password?: string;
+    tokens?: number;
+    limits?: LimitsInput;
+  }): Promise<AccountObject & { balance: number }> {
+    return this.call('POST', '/admin/accounts', body);
+  }
+  listAccounts(query: Query): Promise<{ data: AccountObject[]; has_more: boolean }> {
+    return this.call('GET', `/admin/accounts${queryString(query)}`);
+  }
+  showAccount(id: string): Promise<AccountDetailObject & { keys: KeyObject[] }> {
+    return this.call('GET', `/admin/accounts/${encodeURIComponent(id)}`);
+  }
+  updateAccount(
+    id: string,
+    body: { name?: string; role?: string; status?: string; password?: string; limits?: LimitsInput | null },
+  ): Promise<AccountObject> {
+    return this.call('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, body);
+  }
+  grantAccountPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
+    return this.call('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body);
+  }
+  accountKeys(id: string): Promise<{ data: KeyObject[] }> {
+    return this.call('GET', `/admin/accounts/${encodeURIComponent(id)}/keys`);
+  }
+  createKey(body: {
+    name?: string;
+    account_id?: string;
+    tokens?: number;
+    limit_tokens?: number;
+    expires_at?: number;
+    models?: string[];
+    limits?: LimitsInput;
+  }): Promise<CreatedKey> {
     return this.call('POST', '/admin/keys', body);
   }
   listKeys(): Promise<{ data: KeyObject[] }> {
@@ -33,11 +70,8 @@ export class AdminClient {
   grantPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
     return this.call('POST', `/admin/keys/${encodeURIComponent(id)}/packages`, body);
   }
-  usage(query: Record<string, string | number | undefined>): Promise<{ data: UsageObject[] }> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-    const suffix = qs.size > 0 ? `?${qs}` : '';
-    return this.call('GET', `/admin/usage${suffix}`);
+  usage(query: Query): Promise<{ data: UsageObject[] }> {
+    return this.call('GET', `/admin/usage${queryString(query)}`);
   }
   reloadModels(): Promise<{ reloaded: boolean; models: number }> {
     return this.call('POST', '/admin/models/reload');
@@ -73,4 +107,11 @@ export class AdminClient {
     }
     throw new AdminClientError(message);
   }
+}
+
+/** `?a=1&b=2` from the defined values, or nothing. */
+function queryString(query: Query): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+  return qs.size > 0 ? `?${qs}` : '';
 }

@@ -1,8 +1,10 @@
-/** The CLI's side of rate and concurrency limits: the --rpm/--tpm/--max-concurrent options and how limits read. */
-import { InvalidArgumentError, type Command } from 'commander';
+/** The CLI's side of rate and concurrency limits: the --rpm/--tpm/--max-concurrent options, the `limits` commands, how limits read. */
+import type { Command } from 'commander';
 import type { LimitUseObject } from '../admin/api-objects';
 import type { LimitsInput } from '../limits/limits';
+import { AdminClientError, type AdminClient } from './admin-client';
 import { count } from './cli-format';
+import { clientFor, common, positiveInt, print, type Common } from './cli-options';
 
 export interface LimitFlags {
   rpm?: number;
@@ -11,18 +13,12 @@ export interface LimitFlags {
   none?: boolean;
 }
 
-function atLeastOne(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1.');
-  return n;
-}
-
 /** Adds --rpm, --tpm and --max-concurrent (and, for changing limits, --none). */
 export function limitOptions(cmd: Command, withNone = false): Command {
   cmd
-    .option('--rpm <n>', 'at most this many requests per minute', atLeastOne)
-    .option('--tpm <n>', 'at most this many tokens per minute (counting each request’s reservation)', atLeastOne)
-    .option('--max-concurrent <n>', 'at most this many requests in flight', atLeastOne);
+    .option('--rpm <n>', 'at most this many requests per minute', positiveInt)
+    .option('--tpm <n>', 'at most this many tokens per minute (counting each request’s reservation)', positiveInt)
+    .option('--max-concurrent <n>', 'at most this many requests in flight', positiveInt);
   return withNone ? cmd.option('--none', 'remove every limit') : cmd;
 }
 
@@ -45,12 +41,28 @@ export function limitsText(limits: LimitsInput | null | undefined): string {
   return parts.length > 0 ? parts.join(', ') : 'none';
 }
 
-/** Rows for a show command's table: what each limit holds now. */
-export function limitUseRows(use: LimitUseObject | null): string[][] {
-  if (!use) return [];
-  const rows: string[][] = [];
-  if (use.requests) rows.push(['requests left', `${count(use.requests.remaining)} of ${count(use.requests.limit)} this minute`]);
-  if (use.tokens) rows.push(['tokens left', `${count(use.tokens.remaining)} of ${count(use.tokens.limit)} this minute`]);
-  if (use.concurrent) rows.push(['in flight', `${count(use.concurrent.in_flight)} of ${count(use.concurrent.limit)}`]);
+/** Rows for a show command's table: the limits, and what each holds now. */
+export function limitRows(limits: LimitsInput | null, use: LimitUseObject | null): string[][] {
+  const rows = [['limits', limitsText(limits)]];
+  if (use?.requests) rows.push(['requests left', `${count(use.requests.remaining)} of ${count(use.requests.limit)} this minute`]);
+  if (use?.tokens) rows.push(['tokens left', `${count(use.tokens.remaining)} of ${count(use.tokens.limit)} this minute`]);
+  if (use?.concurrent) rows.push(['in flight', `${count(use.concurrent.in_flight)} of ${count(use.concurrent.limit)}`]);
   return rows;
+}
+
+/** `tokenmeter keys|accounts limits <id> [--rpm n] [--tpm n] [--max-concurrent n] | --none`: replaces the limits. */
+export function limitsCommand(
+  group: Command,
+  what: 'key' | 'account',
+  set: (client: AdminClient, id: string, limits: LimitsInput | null) => Promise<{ id: string; limits: LimitsInput | null }>,
+): void {
+  limitOptions(common(group.command('limits')), true)
+    .description(`change ${what === 'key' ? "a key's" : "an account's"} rate and concurrency limits (replacing them; --none removes them)`)
+    .argument('<id>', `the ${what} id`)
+    .action(async (id: string, opts: Common & LimitFlags) => {
+      const limits = limitsFrom(opts);
+      if (!limits && !opts.none) throw new AdminClientError('name a limit (--rpm, --tpm, --max-concurrent) or --none.');
+      const r = await set(clientFor(opts), id, opts.none ? null : (limits ?? null));
+      print(opts, r, () => `Limits of ${r.id}: ${limitsText(r.limits)}.`);
+    });
 }

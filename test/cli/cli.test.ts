@@ -63,7 +63,9 @@ describe('tokenmeter CLI', () => {
     expect(shownJson.balance).toBe(1500 - PROMPT_TOKENS - 5);
 
     const list = await cli('keys', 'list');
-    expect(list.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATED\s+EXPIRES\s+REVOKED\s+MODELS$/);
+    expect(list.stdout.split('\n')[0]).toMatch(
+      /^ID\s+ACCOUNT\s+NAME\s+PREFIX\s+CREATED\s+EXPIRES\s+LAST USED\s+SPENT\s+CAP\s+STATUS\s+MODELS$/,
+    );
     expect(list.stdout).toContain(key.id);
     expect(list.stdout).not.toContain(key.key);
 
@@ -106,5 +108,48 @@ describe('tokenmeter CLI', () => {
     const args = await cli('packages', 'grant', 'key_x', '--tokens', 'many');
     expect(args.code).not.toBe(0);
     expect(args.stderr).toContain('must be a whole number');
+  });
+
+  it('creates a console admin with a password from stdin, lists, shows, disables and grants to accounts', async () => {
+    const email = `admin-${randomBytes(3).toString('hex')}@example.com`;
+    const created = await runCli(
+      ['accounts', 'create', '--email', email, '--name', 'Root', '--role', 'admin', '--password-stdin', '--json'],
+      env,
+      'a long enough password\n',
+    );
+    expect(created.code).toBe(0);
+    expect(created.stderr).toBe('');
+    const account = JSON.parse(created.stdout);
+    expect(account).toMatchObject({ email, name: 'Root', role: 'admin', has_password: true });
+
+    const argvPassword = await cli('accounts', 'create', '--email', `x${email}`, '--password', 'visible password', '--json');
+    expect(argvPassword.code).toBe(0);
+    expect(argvPassword.stderr).toContain('prefer --password-stdin');
+    const short = await runCli(['accounts', 'create', '--email', `y${email}`, '--password-stdin'], env, 'short\n');
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/password.*at least 10 characters/);
+
+    const listed = await cli('accounts', 'list', '--search', email);
+    expect(listed.stdout).toContain(account.id);
+    expect(listed.stdout).toContain('admin');
+
+    const granted = await cli('accounts', 'grant', account.id, '--tokens', '1000');
+    expect(granted.stdout).toMatch(new RegExp(`^Granted 1,000 tokens to ${account.id} as pkg_`));
+    const key = JSON.parse((await cli('keys', 'create', '--account', account.id, '--limit-tokens', '400', '--json')).stdout);
+    expect(key).toMatchObject({ account_id: account.id, limit_tokens: 400, balance: 400 });
+    const shown = await cli('accounts', 'show', account.id);
+    expect(shown.stdout).toMatch(/balance\s+1,000/);
+    expect(shown.stdout).toContain(key.id);
+
+    const disabled = await cli('accounts', 'disable', account.id);
+    expect(disabled.stdout).toContain('Disabled');
+    const refused = await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody());
+    expect(refused.status).toBe(401);
+    expect((await cli('accounts', 'enable', account.id)).code).toBe(0);
+    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
+    await eventually(async () => {
+      const usage = JSON.parse((await cli('usage', '--account-id', account.id, '--json')).stdout);
+      expect(usage).toMatchObject([{ account_id: account.id, key_id: key.id }]);
+    });
   });
 });

@@ -140,4 +140,26 @@ describe.each([
     expect(refused.status).toBe(401);
     expect(refused.body.error.message).toContain('revoked');
   });
+
+  it('sees an account disabled through one proxy at once on the other, for every key of the account', async () => {
+    const auth = { authorization: `Bearer ${ADMIN}` };
+    const account = (await request(proxies[0].url).post('/admin/accounts').set(auth).send({ tokens: 10_000 })).body;
+    const secrets: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      secrets.push((await request(proxies[0].url).post(`/admin/accounts/${account.id}/keys`).set(auth).send({})).body.key);
+    }
+    const complete = (secret: string) =>
+      request(proxies[1].url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${secret}`)
+        .send(chatBody({ max_tokens: 5 }));
+    // Both keys are known (and cached) on the second proxy before the account is disabled on the first.
+    for (const secret of secrets) await complete(secret).expect(200);
+    await request(proxies[0].url).patch(`/admin/accounts/${account.id}`).set(auth).send({ status: 'disabled' }).expect(200);
+    for (const secret of secrets) {
+      const refused = await complete(secret);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toContain('disabled');
+    }
+  });
 });

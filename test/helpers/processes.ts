@@ -75,10 +75,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node dist/cli/cli.js ...args`. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** Runs `node dist/cli/cli.js ...args`, with `input` on its standard input (closed at once without). */
+export function runCli(args: string[], env: Record<string, string> = {}, input = ''): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [join(ROOT, 'dist', 'cli', 'cli.js'), ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } },
@@ -86,5 +86,6 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );
+    child.stdin!.end(input);
   });
 }
