@@ -59,6 +59,10 @@ describe.each(storeKinds)('model limits through the proxy (%s store)', (kind) =>
     const remaining = Number(res.headers['x-ratelimit-remaining-tokens']);
     expect(remaining).toBeLessThanOrEqual(5_000 - 100);
     expect(res.headers['x-ratelimit-reset-tokens']).toMatch(DURATION);
+    // A stream carries them too, with its first bytes.
+    const stream = await post(key.secret, chatBody({ stream: true })).expect(200);
+    expect(stream.headers['content-type']).toContain('text/event-stream');
+    expect(stream.headers['x-ratelimit-remaining-requests']).toBe('0');
     // A model without limits: no headers, and its answers are untouched by any of this.
     const free = await post(key.secret, chatBody({ model: 'acme/free' })).expect(200);
     expect(Object.keys(free.headers).filter((h) => h.startsWith('x-ratelimit'))).toEqual([]);
