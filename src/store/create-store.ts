@@ -13,7 +13,7 @@ export function createStore(
   if (!config.redisUrl) return new MemoryStore({ limitWindowMs: config.limitWindowMs });
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one API key's keys (or one model's), all under one hash tag: one slot, so they run unchanged on a cluster.
+    ? // Every script touches one account's keys (or one model's), all under one hash tag: one slot, so they run unchanged on a cluster.
       new Cluster([config.redisUrl], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
     : new Redis(config.redisUrl, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.

@@ -1,7 +1,7 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
 import { decodeLimits, type LevelUse } from '../limits/limits';
 import { parseLevelUse, parseRefusal } from './redis-limits';
-import type { AccountRecord, KeyRecord, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
+import type { AccountRecord, AccountState, KeyRecord, KeyState, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
 export class StoreReplyError extends Error {
@@ -85,6 +85,7 @@ export function parseKeyRecord(id: string, accountId: string, h: Record<string, 
   };
 }
 
+/** Usage totals from an account's totals hash, or from a key's hash (which keeps its charged tokens as `spent`). */
 export function parseTotals(h: Record<string, string>): UsageTotals {
   return {
     requests: Number(h.requests ?? 0),
@@ -136,4 +137,42 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
 export function parseKeyRef(value: string): { keyId: string; accountId: string } {
   const space = value.indexOf(' ');
   return space === -1 ? { keyId: value, accountId: value } : { keyId: value.slice(0, space), accountId: value.slice(space + 1) };
+}
+
+/** ACCOUNT_STATE's reply: {account fields, packages, totals, now, the account's lim_use or {}}. */
+export function parseAccountState(
+  accountId: string,
+  [accountFlat, pkgFlat, totalsFlat, now, use]: [string[], string[], string[], number, unknown[]],
+): AccountState {
+  const account = pairs(accountFlat);
+  const packages = parsePackages(pkgFlat);
+  const debt = Number(account.debt ?? 0);
+  const reserved = Number(account.reserved ?? 0);
+  return {
+    ...parseAccount(accountId, account),
+    balance: liveTokens(packages, now) - debt - reserved,
+    reserved,
+    debt,
+    packages,
+    usage: parseTotals(pairs(totalsFlat)),
+    limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
+  };
+}
+
+/** KEY_STATE's reply: {account fields, key fields, packages, now, the key's lim_use or {}}; the balance is what the account offers the key. */
+export function parseKeyState(
+  keyId: string,
+  accountId: string,
+  [accountFlat, keyFlat, pkgFlat, now, use]: [string[], string[], string[], number, unknown[]],
+): KeyState {
+  const account = pairs(accountFlat);
+  const key = pairs(keyFlat);
+  const packages = parsePackages(pkgFlat);
+  const debt = Number(account.debt ?? 0);
+  const record = parseKeyRecord(keyId, accountId, key);
+  const reserved = Number(key.reserved ?? 0);
+  const accountBalance = liveTokens(packages, now) - debt - Number(account.reserved ?? 0);
+  const capLeft = record.limitTokens === null ? Infinity : record.limitTokens - record.spentTokens - reserved;
+  const limitUse = use.length > 0 ? parseLevelUse(use, 0) : null;
+  return { ...record, balance: Math.min(accountBalance, capLeft), reserved, debt, packages, usage: parseTotals(key), limitUse };
 }

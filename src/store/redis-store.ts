@@ -2,21 +2,20 @@
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
 import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
-import { defineScript, parseLevelUse, RedisModelLimits } from './redis-limits';
-import { compareCursor, matchesSearch, newId } from './ids';
+import { defineScript, RedisModelLimits } from './redis-limits';
+import { matchesSearch, newId } from './ids';
+import { readLedgers } from './redis-ledger';
 import { migrateLegacyKeys } from './redis-migration';
 import {
   StoreReplyError,
-  liveTokens,
   pairs,
   parseAccount,
+  parseAccountState,
   parseKeyRecord,
   parseKeyRef,
+  parseKeyState,
   parsePackage,
-  parsePackages,
   parseReserveReply,
-  parseTotals,
-  parseUsageEntry,
   tuple,
 } from './redis-records';
 import * as scripts from './scripts';
@@ -170,20 +169,7 @@ export class RedisStore implements Store {
     );
     const parts = tuple(reply, 'ACCOUNT_STATE');
     if (parts.length === 0) return undefined;
-    const [accountFlat, pkgFlat, totalsFlat, now, use] = parts as [string[], string[], string[], number, unknown[]];
-    const account = pairs(accountFlat);
-    const packages = parsePackages(pkgFlat);
-    const debt = Number(account.debt ?? 0);
-    const reserved = Number(account.reserved ?? 0);
-    return {
-      ...parseAccount(accountId, account),
-      balance: liveTokens(packages, now) - debt - reserved,
-      reserved,
-      debt,
-      packages,
-      usage: parseTotals(pairs(totalsFlat)),
-      limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
-    };
+    return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]]);
   }
 
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
@@ -310,24 +296,7 @@ export class RedisStore implements Store {
     );
     const parts = tuple(reply, 'KEY_STATE');
     if (parts.length === 0) return undefined;
-    const [accountFlat, keyFlat, pkgFlat, now, use] = parts as [string[], string[], string[], number, unknown[]];
-    const account = pairs(accountFlat);
-    const key = pairs(keyFlat);
-    const packages = parsePackages(pkgFlat);
-    const debt = Number(account.debt ?? 0);
-    const record = parseKeyRecord(keyId, accountId, key);
-    const reserved = Number(key.reserved ?? 0);
-    const accountBalance = liveTokens(packages, now) - debt - Number(account.reserved ?? 0);
-    const capLeft = record.limitTokens === null ? Infinity : record.limitTokens - record.spentTokens - reserved;
-    return {
-      ...record,
-      balance: Math.min(accountBalance, capLeft),
-      reserved,
-      debt,
-      packages,
-      usage: parseTotals(key),
-      limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
-    };
+    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]]);
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
@@ -406,34 +375,7 @@ export class RedisStore implements Store {
     if (q.accountId !== undefined) ids = [q.accountId];
     else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
     else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
-    const all: UsageRecord[] = [];
-    for (const id of ids) all.push(...(await this.readLedger(id, q)));
-    all.sort((a, b) => compareCursor(a.cursor, b.cursor));
-    return q.after !== undefined ? all.slice(0, q.limit) : all.slice(Math.max(0, all.length - q.limit));
-  }
-
-  /** One account's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
-  private async readLedger(accountId: string, q: UsageQuery): Promise<UsageRecord[]> {
-    const key = this.a(accountId, 'u');
-    const low = q.after !== undefined ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
-    const high = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
-    const page = Math.max(q.limit, 100);
-    const out: UsageRecord[] = [];
-    const forward = q.after !== undefined;
-    let from = forward ? low : high;
-    while (out.length < q.limit) {
-      const entries = forward
-        ? await this.redis.xrange(key, from, high, 'COUNT', page)
-        : await this.redis.xrevrange(key, from, low, 'COUNT', page);
-      for (const [cursor, fields] of entries) {
-        const rec = parseUsageEntry(accountId, cursor, fields);
-        if ((q.model === undefined || rec.model === q.model) && (q.keyId === undefined || rec.keyId === q.keyId)) out.push(rec);
-      }
-      if (entries.length < page) break;
-      from = `(${entries[entries.length - 1][0]}`;
-    }
-    const taken = out.slice(0, q.limit);
-    return forward ? taken : taken.reverse();
+    return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
   }
 
   admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {

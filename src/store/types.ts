@@ -80,7 +80,10 @@ export interface AccountQuery {
   search?: string;
   /** Most accounts returned. */
   limit: number;
-  /** Only accounts after this account id (ids sort by creation): pass the last id of a page to read the next. */
+  /**
+   * Only accounts after this account id (ids sort by creation): pass the last id of a page to read the next. Accounts
+   * migrated from keys of before accounts kept their key's id (`key_…`), so they list after the `acc_…` ones.
+   */
   after?: string;
 }
 

@@ -1,0 +1,40 @@
+/** Reading the usage ledger (one Redis stream per account), filtered, paged by cursor, oldest first. */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { compareCursor } from './ids';
+import { parseUsageEntry } from './redis-records';
+import type { UsageQuery, UsageRecord } from './types';
+
+/** The matching records of these accounts' ledgers, merged in cursor order. */
+export async function readLedgers(
+  redis: Redis | Cluster,
+  accountIds: string[],
+  ledgerKey: (accountId: string) => string,
+  q: UsageQuery,
+): Promise<UsageRecord[]> {
+  const all: UsageRecord[] = [];
+  for (const id of accountIds) all.push(...(await readLedger(redis, id, ledgerKey(id), q)));
+  all.sort((a, b) => compareCursor(a.cursor, b.cursor));
+  return q.after !== undefined ? all.slice(0, q.limit) : all.slice(Math.max(0, all.length - q.limit));
+}
+
+/** One account's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
+async function readLedger(redis: Redis | Cluster, accountId: string, key: string, q: UsageQuery): Promise<UsageRecord[]> {
+  const low = q.after !== undefined ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
+  const high = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
+  const page = Math.max(q.limit, 100);
+  const out: UsageRecord[] = [];
+  const forward = q.after !== undefined;
+  let from = forward ? low : high;
+  while (out.length < q.limit) {
+    const entries = forward ? await redis.xrange(key, from, high, 'COUNT', page) : await redis.xrevrange(key, from, low, 'COUNT', page);
+    for (const [cursor, fields] of entries) {
+      const rec = parseUsageEntry(accountId, cursor, fields);
+      if ((q.model === undefined || rec.model === q.model) && (q.keyId === undefined || rec.keyId === q.keyId)) out.push(rec);
+    }
+    if (entries.length < page) break;
+    from = `(${entries[entries.length - 1][0]}`;
+  }
+  const taken = out.slice(0, q.limit);
+  return forward ? taken : taken.reverse();
+}
