@@ -70,6 +70,8 @@ export class Meter {
     model: Model;
     promptTokens: number;
     allowance: number;
+    /** The allowance is the model's default (the client named no max_tokens): tpm limits may lower it. */
+    defaultAllowance?: boolean;
     choices: number;
   }): Promise<ReserveResult> {
     return this.store.reserve({
@@ -80,6 +82,7 @@ export class Meter {
       fixed: Math.ceil(args.promptTokens * args.model.inputWeight),
       unit: args.model.outputWeight * args.choices,
       allowance: args.allowance,
+      defaultAllowance: args.defaultAllowance,
       leaseMs: this.leaseMs,
     });
   }

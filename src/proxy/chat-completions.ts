@@ -102,12 +102,20 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         ),
       );
     }
-    const allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
+    let allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
+    const choices = request.n ?? 1;
+    // Without max_tokens the allowance is ours to choose: no more than the model's tpm could ever admit.
+    const tpm = model.limits?.tpm;
+    if (tpm !== undefined && requested.value === undefined) {
+      const fits = Math.floor((tpm - Math.ceil(prompt.tokens * model.inputWeight)) / (model.outputWeight * choices));
+      allowance = Math.max(1, Math.min(allowance, fits));
+    }
     if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
 
     const requestId = facts.requestId;
-    const choices = request.n ?? 1;
-    const reserve = () => meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices });
+    const defaultAllowance = requested.value === undefined;
+    const reserve = () =>
+      meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, defaultAllowance, choices });
     // The model's own limits (only a model that has them costs a store call): before the reservation, undone if refused.
     let modelUse: LevelUse | undefined;
     const undoModel = () => {

@@ -278,7 +278,12 @@ export class MemoryStore implements Store {
     if (available < r.fixed + r.unit) {
       return refused({ kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' });
     }
-    const per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    let per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    // A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
+    if (levels && r.defaultAllowance) {
+      for (const l of levels)
+        if (l.limits.tpm !== undefined) per = Math.max(1, Math.min(per, Math.floor((l.limits.tpm - r.fixed) / r.unit)));
+    }
     const amount = Math.ceil(r.fixed + per * r.unit);
     const admitted = levels && admitAll(levels, { tokens: amount, requestId: r.requestId, leaseMs: r.leaseMs }, now);
     if (admitted?.kind === 'rate_limited') return refused(admitted);

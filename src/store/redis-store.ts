@@ -323,7 +323,7 @@ export class RedisStore implements Store {
     const A = r.accountId;
     const reply = await this.run.tmReserve(
       [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs],
+      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs, r.defaultAllowance ? 1 : 0],
     );
     return parseReserveReply(reply);
   }

@@ -82,7 +82,7 @@ end
  * Guarantees: reservations never exceed the account's balance nor any key's cap, however many proxies reserve at once;
  * a disabled account is refused at once, on every process; no level ever admits past its limits (limit-scripts.ts).
  * KEYS: a k p r ra (k: the key's hash; any name in the slot when ARGV key id is ""). ARGV: request id, fixed, unit,
- * allowance, lease ms, model, key id, limit window ms.
+ * allowance, lease ms, model, key id, limit window ms, default allowance ('1': tpm limits may lower it).
  * Reply: {'ok', per, amount, [level name, lim_use...]...} | {'short', available, 'account'|'key'} |
  * {'limited', level name, amount, lim_check's refusal..., lim_use...} | {'invalid', reason} | {'account', reason} | {'model'}.
  */
@@ -123,6 +123,12 @@ end
 local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if available < fixed + unit then return refused({'short', available, limited_by}) end
 local per = math.min(allowance, math.floor((available - fixed) / unit))
+if levels and ARGV[9] == '1' then
+  -- A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
+  for _, l in ipairs(levels) do
+    if l.tpm > 0 then per = math.max(1, math.min(per, math.floor((l.tpm - fixed) / unit))) end
+  end
+end
 local amount = math.ceil(fixed + per * unit)
 if levels then
   for _, l in ipairs(levels) do

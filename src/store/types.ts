@@ -182,6 +182,11 @@ export interface ReserveRequest {
   unit: number;
   /** Completion tokens wanted per choice (max_tokens or the model's default). */
   allowance: number;
+  /**
+   * The allowance is the model's default, not the client's max_tokens: a key's or account's tpm may lower it (to what
+   * the limit could ever admit), as the balance does, rather than refuse the request as too large.
+   */
+  defaultAllowance?: boolean;
   leaseMs: number;
 }
 

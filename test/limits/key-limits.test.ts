@@ -125,6 +125,20 @@ describe.each(storeKinds)('key and account limits (%s store)', (kind) => {
     expect(bad.body.error.param).toBe('limits.max_concurrent');
   });
 
+  it('lowers max_tokens to what tpm admits when the client named none, and refuses a larger one for good', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000, { limits: { tpm: 300 } });
+    await post(key.secret).expect(200);
+    const sent = t.upstream.calls[0].body.max_tokens as number;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(300);
+    const tooLarge = await post(key.secret, chatBody({ max_tokens: 1_000 }));
+    expect(tooLarge.status).toBe(429);
+    expect(tooLarge.body.error.message).toMatch(/^Request too large for tokens per minute on this key: limit 300, requested \d+\./);
+    // It can never pass, so the SDKs are told not to retry it.
+    expect(tooLarge.headers['x-should-retry']).toBe('false');
+    expect(t.upstream.calls).toHaveLength(1);
+  });
+
   it('reports the tightest level in the headers: the key’s requests, the model’s tokens', async () => {
     const key = await keyWithTokens(t.s.store, 100_000, { limits: { rpm: 10, tpm: 5_000_000 } });
     const res = await post(key.secret, chatBody({ model: 'acme/limited', max_tokens: 10 })).expect(200);

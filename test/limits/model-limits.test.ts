@@ -13,7 +13,12 @@ const DURATION = /^(\d+ms|(\d+h)?(\d+m)?\d+(\.\d+)?s)$/;
 
 describe.each(storeKinds)('model limits through the proxy (%s store)', (kind) => {
   const t = proxyFixture(kind, {
-    models: [{ limits: { rpm: 2, tpm: 5_000 } }, { id: 'acme/narrow', limits: { max_concurrent: 2 } }, { id: 'acme/free' }],
+    models: [
+      { limits: { rpm: 2, tpm: 5_000 } },
+      { id: 'acme/narrow', limits: { max_concurrent: 2 } },
+      { id: 'acme/free' },
+      { id: 'acme/tight', limits: { tpm: 200 } },
+    ],
   });
   const post = (secret: string, body: object) =>
     request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).send(body);
@@ -95,6 +100,14 @@ describe.each(storeKinds)('model limits through the proxy (%s store)', (kind) =>
     await settled(t.proxy);
     const [record] = await t.s.store.usage({ keyId: key.id, limit: 1 });
     await waitFor(async () => (await t.s.store.modelUse(MODEL, limits)).tokens?.remaining === 5_000 - record.chargedTokens);
+  });
+
+  it("lowers a default max_tokens to what the model's tpm admits", async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    await post(key.secret, chatBody({ model: 'acme/tight' })).expect(200);
+    const sent = t.upstream.calls[0].body.max_tokens as number;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(200);
   });
 
   it('refuses past max_concurrent and admits again once a request finishes', async () => {

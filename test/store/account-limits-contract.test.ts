@@ -105,6 +105,14 @@ describe.each(storeKinds)('%s store: key and account limits', (kind) => {
     expect(refusal(await s.store.reserve(reserveReq(key, 'r1')))).toMatchObject({ kind: 'tokens', tooLarge: true, requested: 100 });
   });
 
+  it('lowers a default allowance (no max_tokens) to what tpm could ever admit, rather than refuse it', async () => {
+    const key = await limitedKey({ tpm: 50 });
+    const lowered = await s.store.reserve(reserveReq(key, 'r1', { defaultAllowance: true }));
+    expect(lowered).toMatchObject({ kind: 'reserved', allowance: 40, amount: 50 });
+    // Counted at that: the window is now full.
+    expect(refusal(await s.store.reserve(reserveReq(key, 'r2', { defaultAllowance: true })))).toMatchObject({ kind: 'tokens' });
+  });
+
   it('frees a max_concurrent slot at settle and at release', async () => {
     const key = await limitedKey({ maxConcurrent: 2 });
     await s.store.reserve(reserveReq(key, 'r1'));
