@@ -1,7 +1,8 @@
 # tokenmeter's image: compile TypeScript in a build stage, run the compiled JS as a non-root user in a slim stage.
 # Build: docker build -t tokenmeter .   Run: see docker-compose.yml and docs/deployment.md.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24, the active LTS; CI runs the suite on it (and on Node 20, the oldest line `engines` allows).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: full dependencies, tsc, then drop devDependencies --------------------------------------------------------
 FROM ${NODE_IMAGE} AS build

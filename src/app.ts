@@ -1,129 +1,39 @@
-/** Builds the Express app from its dependencies; nothing here reads the environment or holds module state. */
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { adminApi } from './admin/admin-api';
-import { bearerAuth } from './http/auth';
-import { chatCompletions } from './proxy/chat-completions';
-import type { Config } from './config/config';
+/** The standalone server's Express app: tokenmeter's routers at their usual paths, a 404 and an error handler. */
+import express, { type Express } from 'express';
+import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
-import { jsonBody } from './http/json-body';
-import { modelsApi } from './catalog/models-api';
 import type { Logger } from './observability/logger';
-import type { Meter } from './metering/metering';
-import { metricsHandler } from './observability/metrics-endpoint';
-import type { Metrics } from './observability/metrics';
-import { requestLog } from './observability/request-log';
-import type { Catalog } from './catalog/models';
-import type { Store } from './store/types';
-import type { Upstreams } from './proxy/upstream-proxy';
+import type { Tokenmeter } from './tokenmeter';
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  /** The current catalog; a function so the models file can be reloaded. */
-  catalog: () => Catalog;
-  meter: Meter;
-  upstreams: Upstreams;
+export interface AppOptions {
   logger: Logger;
-  metrics: Metrics;
-  /** Reloads the models file (the admin reload route); resolves to the number of models. */
-  reloadModels?: () => Promise<number>;
-  /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused, connections closed. */
-  lifecycle?: { draining: boolean };
+  /** Serve /metrics here too (off when METRICS_PORT serves it apart). */
+  metrics: boolean;
+  /** Express's `trust proxy`: who the client is and whether it came over https (the console's throttle and cookie). */
+  trustProxy: boolean | number | string;
 }
 
-export function createApp(deps: AppDeps): Express {
-  const { config, store, logger } = deps;
+export function createApp(meter: Tokenmeter, options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', options.trustProxy);
 
-  const lifecycle = deps.lifecycle ?? { draining: false };
-  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
-  const authenticate = bearerAuth({ store, logger });
-  const refuseWhileDraining: RequestHandler = (_req, res, next) => {
-    if (!lifecycle.draining) return next();
-    res.setHeader('connection', 'close');
-    sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
-  };
-
-  // The completions route first: it is the hot path, and every layer before it is tried on every request.
-  app.post(
-    '/v1/chat/completions',
-    log(true),
-    refuseWhileDraining,
-    authenticate,
-    jsonBody(config.bodyLimit),
-    chatCompletions({
-      catalog: deps.catalog,
-      meter: deps.meter,
-      upstreams: deps.upstreams,
-      logger,
-      metrics: deps.metrics,
-      upstreamResponseLimit: config.upstreamResponseLimit,
-      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
-      upstreamTimeoutMs: config.upstreamTimeoutMs,
-    }),
-  );
+  // The OpenAI API first: its completions route is the hot path, and every layer before it is tried on every request.
+  app.use('/v1', meter.openai);
   app.use((_req, res, next) => {
-    if (lifecycle.draining) res.setHeader('connection', 'close');
+    if (meter.draining) res.setHeader('connection', 'close');
     next();
   });
-  if (config.metricsPort === undefined) app.get('/metrics', metricsHandler(deps.metrics));
-  app.use(['/v1/models', '/admin'], log(false));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (lifecycle.draining) return sendError(res, apiError('shutting_down', 'This instance is shutting down.'));
-    try {
-      await store.ping();
-      res.json({ status: 'ready', store: store.kind });
-    } catch {
-      sendError(res, apiError('store_unavailable', 'The metering store is not reachable.'));
-    }
-  });
-
-  app.use('/v1/models', authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
-  if (config.adminToken) {
-    app.use('/admin', adminApi({ token: config.adminToken, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels }));
-  }
-
-  app.all('/v1/chat/completions', (_req, res) => {
-    sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
-  });
+  if (options.metrics) app.get('/metrics', meter.metrics);
+  app.use(meter.health);
+  app.use('/admin', meter.admin);
+  app.use('/console', meter.console);
+  app.use('/webhooks', meter.webhooks);
 
   app.use((req, res) => {
     sendError(res, apiError('not_found', `Unknown route: ${req.method} ${req.path}`));
   });
-  app.use(errorHandler(logger));
+  app.use(errorHandler(options.logger));
   return app;
-}
-
-/** The one error handler: body-parser's failures become OpenAI-shaped 4xx; anything else a 500 without a stack. */
-function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: { type?: string; status?: number; message?: string; stack?: string }, _req, res, _next) => {
-    switch (err.type) {
-      case 'entity.too.large':
-        return sendError(res, apiError('request_too_large', 'The request body is too large.'));
-      case 'entity.parse.failed':
-        return sendError(res, apiError('invalid_json', 'The request body is not valid JSON.'));
-      case 'encoding.invalid_utf8':
-        return sendError(res, apiError('invalid_json', 'The request body is not valid UTF-8.'));
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return sendError(res, apiError('unsupported_media_type', 'Send the body as uncompressed UTF-8 JSON.'));
-      case 'entity.decode.failed':
-        return sendError(res, apiError('invalid_request_error', 'The request body could not be decoded as its Content-Encoding says.'));
-      case 'request.aborted':
-      case 'request.size.invalid':
-        return sendError(res, apiError('invalid_request_error', 'The request body ended early.'));
-    }
-    // body-parser's other 4xx (a body that does not decode as its Content-Encoding, say) carry a status, no type.
-    if (err.status !== undefined && err.status >= 400 && err.status < 500) {
-      return sendError(res, apiError('invalid_request_error', 'The request body could not be read (check its Content-Encoding).'));
-    }
-    logger.error({ err: err.message, stack: err.stack }, 'unhandled error');
-    return sendError(res, apiError('internal_error', 'Internal error.'));
-  };
 }

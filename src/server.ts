@@ -1,96 +1,75 @@
-/** The process entry point: parse config once, build every service, listen, and shut down gracefully. */
+/** The process entry point: the environment read once into options, createTokenmeter, listen, shut down gracefully. */
 import type { Server } from 'node:http';
 import { createApp } from './app';
-import { ConfigError, loadConfig, type Config } from './config/config';
-import { Journal } from './metering/journal';
+import { clientErrorHandler } from './http/client-error';
+import { ConfigError, inEnvTerms, inEnvTermsError, listenConfig, optionsFromEnv } from './config/config';
+import { listenOptionsSchema, meterOptionsSchema, parseOptions } from './config/options';
+import { ModelsFileError } from './catalog/models';
 import { createLogger, type Logger } from './observability/logger';
-import { Meter } from './metering/metering';
 import { metricsServer } from './observability/metrics-endpoint';
-import { Metrics } from './observability/metrics';
-import { ModelsFile, ModelsFileError } from './catalog/models';
-import { createStore } from './store/create-store';
-import { RedisStore } from './store/redis-store';
-import { instrumentStore } from './store/instrumented-store';
 import type { Store } from './store/types';
-import { Upstreams } from './proxy/upstream-proxy';
+import { createTokenmeter, type Tokenmeter } from './tokenmeter';
+
+/** The server logs with the level the library would use, so its own lines and the library's are one stream. */
+const logLevelSchema = meterOptionsSchema.pick({ logLevel: true });
 
 export interface Running {
   server: Server;
-  config: Config;
+  tokenmeter: Tokenmeter;
   store: Store;
-  meter: Meter;
-  metrics: Metrics;
   logger: Logger;
   shutdown(): Promise<void>;
 }
 
 export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const config = loadConfig(env);
-  const logger = createLogger(config.logLevel);
-  const models = new ModelsFile(config.modelsFile, { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env });
-  const metrics = new Metrics({ perKey: config.metricsPerKey });
-  const backend = createStore(config, logger);
-  const store = instrumentStore(backend, metrics);
-  // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
-  const journal = config.redisUrl ? openJournal(config.journalFile) : undefined;
-  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal });
-  const lifecycle = { draining: false };
-  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const { port, host, shutdownGraceSeconds, metricsPort, trustProxy, ...options } = optionsFromEnv(env);
+  const listen = listenConfig(
+    inEnvTerms(() => parseOptions(listenOptionsSchema, { port, host, shutdownGraceSeconds, metricsPort, trustProxy })),
+  );
+  const logger = createLogger(inEnvTerms(() => parseOptions(logLevelSchema, { logLevel: options.logLevel })).logLevel);
+  const meter = await createTokenmeter({ ...options, logger, env }).catch((err: unknown) => {
+    throw inEnvTermsError(err);
+  });
+
   const reloadModels = async () => {
-    const count = await models.reload();
+    const count = await meter.reloadModels();
     logger.info({ models: count }, 'models file reloaded');
     return count;
   };
-  const app = createApp({ config, store, catalog: models.current, meter, upstreams, logger, metrics, reloadModels, lifecycle });
   // SIGHUP reloads the models file; in-flight requests keep the model they started with.
   const onHangup = () =>
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));
   process.on('SIGHUP', onHangup);
 
-  // Give Redis a moment to connect so the first requests are not refused; start anyway (failing closed) if it is down.
-  let upgrading: NodeJS.Timeout | undefined;
-  if (await storeAnswers(store, 3_000)) {
-    if (backend instanceof RedisStore) await migrateStore(backend, logger);
-  } else {
-    logger.warn('store not reachable at start; requests get 503 until it is');
-    // Keys from before accounts are refused (never served unmetered) until the upgrade has run: retry it until it does.
-    if (backend instanceof RedisStore) {
-      upgrading = setInterval(() => {
-        migrateStore(backend, logger).then(
-          () => clearInterval(upgrading),
-          () => {},
-        );
-      }, 2_000);
-      upgrading.unref();
-    }
-  }
-
-  const server = app.listen(config.port, config.host);
+  const app = createApp(meter, { logger, metrics: listen.metricsPort === undefined, trustProxy: listen.trustProxy });
+  const server = app.listen(listen.port, listen.host);
+  // Requests Node's parser refuses (431, 400, 408) get the OpenAI error body too.
+  server.on('clientError', clientErrorHandler(logger));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   // Longer than typical load balancers' idle timeouts, so they close idle connections first.
   server.keepAliveTimeout = 65_000;
-  let metricsPort: number | undefined;
   let metricsListener: Server | undefined;
-  if (config.metricsPort !== undefined) {
-    const listener = metricsServer(metrics);
+  let metricsPortBound: number | undefined;
+  if (listen.metricsPort !== undefined) {
+    const listener = metricsServer(meter.registry);
     metricsListener = listener;
-    metricsPort = await new Promise<number>((resolve, reject) => {
+    metricsPortBound = await new Promise<number>((resolve, reject) => {
       listener.once('error', reject);
-      listener.listen(config.metricsPort, config.host, () => resolve((listener.address() as { port: number }).port));
+      listener.listen(listen.metricsPort, listen.host, () => resolve((listener.address() as { port: number }).port));
     });
   }
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ port, metricsPort, host: config.host, store: store.kind, models: models.current().list().length }, 'tokenmeter listening');
+  const boundPort = typeof address === 'object' && address ? address.port : listen.port;
+  logger.info({ port: boundPort, metricsPort: metricsPortBound, host: listen.host, store: meter.store.kind }, 'tokenmeter listening');
 
   let stopping: Promise<void> | undefined;
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info('shutting down: no new connections; waiting for in-flight requests');
-      lifecycle.draining = true;
+      meter.stopAccepting();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections whose last response just ended would otherwise linger until the client drops them.
       server.closeIdleConnections();
@@ -98,51 +77,16 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       const grace = setTimeout(() => {
         logger.warn('grace period over: closing the connections still open');
         server.closeAllConnections();
-      }, config.shutdownGraceMs);
+      }, listen.shutdownGraceMs);
       await closed;
       clearInterval(sweep);
       clearTimeout(grace);
       metricsListener?.close();
-      const drained = await meter.drain(10_000);
-      if (!drained) logger.error({ backlog: meter.backlog() }, 'settlements still pending at exit; the journal keeps them');
       process.off('SIGHUP', onHangup);
-      clearInterval(upgrading);
-      meter.stop();
-      journal?.close();
-      upstreams.close();
-      await store.close();
+      await meter.close({ timeoutMs: 10_000 });
       logger.info('stopped');
     })());
-  return { server, config, store, meter, metrics, logger, shutdown };
-}
-
-function openJournal(file: string): Journal {
-  try {
-    return new Journal(file);
-  } catch (err) {
-    throw new ConfigError(
-      `invalid configuration: JOURNAL_FILE: cannot open ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-}
-
-/** Moves a store written before accounts to the account layout (a no-op once done; see redis-migration.ts). */
-async function migrateStore(store: RedisStore, logger: Logger): Promise<void> {
-  const migrated = await store.migrate();
-  if (migrated > 0) logger.info({ keys: migrated }, 'store upgraded: each key from before accounts is now the only key of its own account');
-}
-
-async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      await store.ping();
-      return true;
-    } catch {
-      if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  return { server, tokenmeter: meter, store: meter.store, logger, shutdown };
 }
 
 if (require.main === module) {

@@ -40,16 +40,21 @@ export function modelObject(m: Model): ModelObject {
 export function modelsApi(options: { catalog: () => Catalog; store: Store; logger: Logger }): Router {
   const router = Router();
 
-  /** The models this key may see, or undefined when an answer was already sent. */
+  /** The models this key (or, keyless, this account) may see, or undefined when an answer was already sent. */
   async function visibleModels(res: Response): Promise<readonly Model[] | undefined> {
-    let key;
+    const keyId = res.locals.keyId as string | null;
     try {
-      key = await options.store.getKey(res.locals.keyId as string);
+      if (keyId === null) return await accountModels(res.locals.accountId as string, res);
+      return await keyModels(keyId, res);
     } catch (err) {
       options.logger.error({ err: (err as Error).message }, 'store unreachable while listing models');
       sendError(res, STORE_UNAVAILABLE);
       return undefined;
     }
+  }
+
+  async function keyModels(keyId: string, res: Response): Promise<readonly Model[] | undefined> {
+    const key = await options.store.getKey(keyId);
     const expired = key?.expiresAt != null && key.expiresAt <= Math.floor(Date.now() / 1000);
     if (!key || key.revokedAt !== null || expired) {
       sendError(res, apiError('invalid_api_key', `This API key is ${!key ? 'unknown' : key.revokedAt !== null ? 'revoked' : 'expired'}.`));
@@ -57,6 +62,16 @@ export function modelsApi(options: { catalog: () => Catalog; store: Store; logge
     }
     const all = options.catalog().list();
     return key.models === null ? all : all.filter((m) => key.models!.includes(m.id));
+  }
+
+  /** A request the host authenticated without a key: every model, for an account that may spend. */
+  async function accountModels(accountId: string, res: Response): Promise<readonly Model[] | undefined> {
+    const account = await options.store.getAccount(accountId);
+    if (!account || account.status !== 'active') {
+      sendError(res, apiError('invalid_api_key', `This account is ${account ? 'disabled' : 'unknown'}.`));
+      return undefined;
+    }
+    return options.catalog().list();
   }
 
   router.get('/', async (_req: Request, res: Response) => {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { hasLimits, limitsSchema, type Limits } from '../limits/limits';
-import { modelRewriter } from '../proxy/model-rewriter';
+import { modelValue } from '../proxy/model-rewriter';
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
 export const SAMPLING_PARAMETERS = [
@@ -109,8 +109,11 @@ export interface Capabilities {
 export interface Model {
   id: string;
   upstreamModel: string;
-  /** Rewrites the upstream's name to the id in an answer; undefined when they are the same. Built once, here. */
-  rewriteModel: ((json: string) => string) | undefined;
+  /**
+   * The id as JSON string bytes, put in place of the top-level `model` of every answer and chunk whatever the
+   * upstream calls the model (a snapshot, a tag): clients asking by alias see this canonical id. Built once, here.
+   */
+  idJson: Buffer;
   upstreamUrl: string;
   upstreamApiKey: string | undefined;
   contextLength: number;
@@ -185,7 +188,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     const model: Model = {
       id: m.id,
       upstreamModel,
-      rewriteModel: upstreamModel === m.id ? undefined : modelRewriter(upstreamModel, m.id),
+      idJson: modelValue(m.id),
       upstreamUrl: up?.url ?? (m.upstream_url ?? defaults.upstreamUrl).replace(/\/+$/, ''),
       upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
       contextLength: m.context_length,

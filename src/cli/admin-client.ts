@@ -2,7 +2,12 @@
 import type { AccountDetailObject, AccountObject, KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
 import type { LimitsInput } from '../limits/limits';
 
+import type { Product as ProductObject } from '../console-api/schemas';
+import type { CodeObject } from '../products/product-admin';
+
 export type CreatedKey = KeyObject & { key: string; balance: number };
+export type { CodeObject, ProductObject };
+type ProductFields = { name?: string; tokens?: number; valid_days?: number; price?: number; currency?: string; active?: boolean };
 type Query = Record<string, string | number | undefined>;
 
 /** A failure to show the operator as it is: what happened and what to do. */
@@ -72,6 +77,27 @@ export class AdminClient {
   }
   usage(query: Query): Promise<{ data: UsageObject[] }> {
     return this.call('GET', `/admin/usage${queryString(query)}`);
+  }
+  createProduct(body: ProductFields & { id?: string; name: string; tokens: number; price: number }): Promise<ProductObject> {
+    return this.call('POST', '/admin/products', body);
+  }
+  listProducts(): Promise<{ data: ProductObject[] }> {
+    return this.call('GET', '/admin/products');
+  }
+  updateProduct(id: string, body: ProductFields): Promise<ProductObject> {
+    return this.call('PATCH', `/admin/products/${encodeURIComponent(id)}`, body);
+  }
+  createCodes(body: {
+    product_id?: string;
+    tokens?: number;
+    valid_days?: number;
+    count: number;
+    expires_at?: number;
+  }): Promise<{ data: (CodeObject & { code: string })[] }> {
+    return this.call('POST', '/admin/redemption-codes', body);
+  }
+  listCodes(): Promise<{ data: CodeObject[] }> {
+    return this.call('GET', '/admin/redemption-codes');
   }
   reloadModels(): Promise<{ reloaded: boolean; models: number }> {
     return this.call('POST', '/admin/models/reload');

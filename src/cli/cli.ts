@@ -4,20 +4,24 @@ import { Command } from 'commander';
 import { accountsCommand } from './accounts-command';
 import { AdminClientError } from './admin-client';
 import { clientFor, common, print, type Common } from './cli-options';
+import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
+import { productsCommand } from './products-command';
 import { usageCommand } from './usage-command';
 
 export function buildCli(): Command {
   const program = new Command('tokenmeter')
     .description(
-      'Manage tokenmeter accounts, keys, token packages and usage through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
+      'Manage tokenmeter accounts, keys, token packages, usage, products and redemption codes through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
     )
     .showHelpAfterError();
 
-  // One file per command group; products and codes join as files of their own.
+  // One file per command group.
   accountsCommand(program);
   keysCommand(program);
   usageCommand(program);
+  productsCommand(program);
+  codesCommand(program);
 
   const models = program.command('models').description('the models file');
   common(models.command('reload'))

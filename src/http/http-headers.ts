@@ -12,8 +12,21 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** Client headers the upstream must never see: credentials (ours replace them), and what we recompute. */
-const NOT_UPSTREAM = new Set(['authorization', 'api-key', 'x-api-key', 'cookie', 'host', 'content-length', 'accept-encoding', 'expect']);
+/**
+ * Client headers the upstream must never see: credentials (ours replace them), and what we recompute. The body we
+ * send is our own plain JSON, so the client's content-encoding does not describe it.
+ */
+const NOT_UPSTREAM = new Set([
+  'authorization',
+  'api-key',
+  'x-api-key',
+  'cookie',
+  'host',
+  'content-length',
+  'content-encoding',
+  'accept-encoding',
+  'expect',
+]);
 
 /**
  * Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies, and its

@@ -1,7 +1,9 @@
 /**
  * Reads the completions route's body as JSON: within BODY_LIMIT, decoded from gzip/deflate/br, valid UTF-8. On the
  * hot path, so it is the few calls this needs rather than body-parser's general machinery; its failures carry
- * body-parser's error types, which the app's one error handler maps to OpenAI-shaped 4xx.
+ * body-parser's error types, which the router's error handler maps to OpenAI-shaped 4xx. In a host app whose own
+ * body parser ran first, the stream is already read: its result is taken instead (the body sent upstream is always
+ * re-serialized, so it arrives byte-correct whatever parsed it).
  */
 import { isUtf8 } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
@@ -35,6 +37,7 @@ function decoderFor(encoding: string): Transform | undefined {
 
 export function jsonBody(limit: number) {
   return function readJsonBody(req: Request, _res: Response, next: NextFunction): void {
+    if (req.readableEnded) return takeParsed(req, limit, next);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
       req.resume();
@@ -78,14 +81,33 @@ export function jsonBody(limit: number) {
     source.once('end', () => {
       if (done) return;
       done = true;
-      const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      if (!isUtf8(buf)) return next(new BodyError('encoding.invalid_utf8', 400, 'The request body is not valid UTF-8.'));
-      try {
-        req.body = JSON.parse(buf.toString('utf8'));
-      } catch {
-        return next(new BodyError('entity.parse.failed', 400, 'invalid JSON'));
-      }
-      next();
+      parseInto(req, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), next);
     });
   };
+}
+
+function parseInto(req: Request, buf: Buffer, next: NextFunction): void {
+  if (!isUtf8(buf)) return next(new BodyError('encoding.invalid_utf8', 400, 'The request body is not valid UTF-8.'));
+  try {
+    req.body = JSON.parse(buf.toString('utf8'));
+  } catch {
+    return next(new BodyError('entity.parse.failed', 400, 'invalid JSON'));
+  }
+  next();
+}
+
+/**
+ * The body a host's parser already read: express.json()'s object as it is (within the host's own limit),
+ * express.raw()'s Buffer or express.text()'s string parsed here. Nothing at all means another middleware consumed the
+ * stream and kept nothing: the host's mistake, a 500 that says so.
+ */
+function takeParsed(req: Request, limit: number, next: NextFunction): void {
+  const body: unknown = req.body;
+  if (Buffer.isBuffer(body) || typeof body === 'string') {
+    const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    if (buf.length > limit) return next(new BodyError('entity.too.large', 413, 'request entity too large'));
+    return parseInto(req, buf, next);
+  }
+  if (body === undefined) return next(new Error('the request body was read before tokenmeter and not kept in req.body'));
+  next();
 }

@@ -21,6 +21,8 @@ export interface MeterOptions {
   maxPending?: number;
   /** First retry delay; doubles up to 30 s. Default 500 ms. */
   retryBaseMs?: number;
+  /** Told of each settlement the store took, once (replays from the journal included; duplicates never). */
+  onSettle?: (settlement: Settlement) => void | Promise<void>;
 }
 
 export interface Lease {
@@ -40,6 +42,7 @@ export class Meter {
   private readonly journal: Journal | undefined;
   private readonly maxPending: number;
   private readonly retryBaseMs: number;
+  private readonly onSettle: MeterOptions['onSettle'];
   private readonly pending = new Map<string, { settlement: Settlement; attempt: number; timer: NodeJS.Timeout }>();
   private inFlight = 0;
   /** Requests holding a reservation (between hold() and their lease's stop()). */
@@ -54,6 +57,7 @@ export class Meter {
     this.journal = options.journal;
     this.maxPending = options.maxPending ?? 10_000;
     this.retryBaseMs = options.retryBaseMs ?? 500;
+    this.onSettle = options.onSettle;
     const leftovers = this.journal?.unsettled() ?? [];
     if (leftovers.length > 0) this.logger.warn({ count: leftovers.length }, 'replaying settlements from the journal');
     for (const s of leftovers) this.attempt(s, 0);
@@ -182,7 +186,10 @@ export class Meter {
       (result) => {
         this.pending.delete(settlement.requestId);
         this.forget(settlement.requestId);
-        if (result === 'settled') this.metrics?.settled(settlement);
+        if (result === 'settled') {
+          this.metrics?.settled(settlement);
+          if (this.onSettle) this.tell(this.onSettle, settlement);
+        }
         if (result === 'duplicate' && attempt === 0) {
           this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
         }
@@ -201,6 +208,21 @@ export class Meter {
         this.done();
       },
     );
+  }
+
+  /**
+   * Hands a stored settlement to the host's callback: not awaited, and whatever it throws or rejects with is only
+   * logged, so a failing or slow callback can neither delay the request nor make the settlement look failed.
+   */
+  private tell(onSettle: NonNullable<MeterOptions['onSettle']>, settlement: Settlement): void {
+    const failed = (err: unknown) =>
+      this.logger.error({ requestId: settlement.requestId, err: (err as Error)?.message ?? String(err) }, 'the onSettle callback failed');
+    try {
+      // Any thenable the callback returns: its rejection must not become an unhandled one.
+      Promise.resolve(onSettle(Object.freeze({ ...settlement }))).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   }
 
   /** Journals a settlement the store did not take, so a restart cannot lose it. */

@@ -8,7 +8,23 @@ export function createLogger(level: pino.LevelWithSilent, destination?: pino.Des
     {
       level,
       base: undefined,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'key', 'secret'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'authorization',
+          'key',
+          'secret',
+          // The console's credentials: passwords, session cookies, redemption codes.
+          'password',
+          'passwordHash',
+          'req.headers.cookie',
+          'headers.cookie',
+          'cookie',
+          'redemptionCode',
+        ],
+        censor: '[redacted]',
+      },
     },
     destination,
   );

@@ -1,6 +1,7 @@
 /** Serves the metrics registry in Prometheus text format, on the app or on its own METRICS_PORT server. */
 import { createServer, type Server } from 'node:http';
 import type { Request, Response } from 'express';
+import type { Registry } from 'prom-client';
 import type { Metrics } from './metrics';
 
 export function metricsHandler(metrics: Metrics) {
@@ -11,14 +12,14 @@ export function metricsHandler(metrics: Metrics) {
 }
 
 /** A server that answers GET /metrics and nothing else, so metrics need not be exposed where clients reach. */
-export function metricsServer(metrics: Metrics): Server {
+export function metricsServer(registry: Registry): Server {
   return createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
       () => res.writeHead(500).end(),
     );
   });

@@ -14,7 +14,8 @@ import type { Model } from '../catalog/models';
 export interface RequestFacts {
   requestId: string;
   clientRequestId?: string;
-  keyId?: string;
+  /** Null when the host authenticated the request without a key. */
+  keyId?: string | null;
   accountId?: string;
   model?: Model;
   stream?: boolean;

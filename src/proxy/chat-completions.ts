@@ -56,7 +56,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
 
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = res.locals as RequestFacts;
-    const keyId = facts.keyId as string;
+    const keyId = facts.keyId ?? null;
     const accountId = facts.accountId as string;
     const validated = validateChatRequest(req.body);
     if (!validated.ok) return sendError(res, validated.error);

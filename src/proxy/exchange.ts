@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import { charge, type Lease, type Meter } from '../metering/metering';
 import type { Model } from '../catalog/models';
+import { rewriteModel } from './model-rewriter';
 import { SseTap, type Usage } from './sse-tap';
 import { upstreamFailure } from './upstream-errors';
 
@@ -131,10 +132,7 @@ export class Exchange {
   }
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    const tap = new SseTap({
-      rewriteModel: this.ctx.model.rewriteModel,
-      dropUsageChunk: this.ctx.hideUsageChunk,
-    });
+    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk });
     this.tap = tap;
     const res = this.res;
     res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
@@ -206,18 +204,18 @@ export class Exchange {
           proxyRes.destroy();
           return this.refuse(apiError('upstream_error', 'The upstream response exceeded the size limit.'));
         }
-        const text = buf.toString('utf8');
-        let parsed: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
+        let parsed: { model?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
         try {
-          parsed = JSON.parse(text);
+          parsed = JSON.parse(buf.toString('utf8'));
         } catch {
           return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not valid JSON.'));
         }
         if (typeof parsed !== 'object' || parsed === null) {
           return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not a JSON object.'));
         }
-        const rewrite = this.ctx.model.rewriteModel;
-        const out = rewrite ? Buffer.from(rewrite(text)) : buf;
+        // The parse already says whether the upstream named the model otherwise; only then are the bytes searched.
+        const id = this.ctx.model.id;
+        const out = typeof parsed.model === 'string' && parsed.model !== id ? rewriteModel(buf, this.ctx.model.idJson) : buf;
         const headers = downstreamResponseHeaders(proxyRes.headers);
         headers['content-length'] = out.length;
         this.res.writeHead(status, headers);

@@ -1,10 +1,11 @@
 /**
- * Taps an upstream Server-Sent-Event stream on its way to the client: finds the usage chunk, keeps what was streamed
- * countable in case usage never comes, rewrites `model` to the client's id and drops the usage-only chunk the client
- * did not ask for. Only the usage chunk is ever JSON-parsed; every other line costs a few substring searches.
+ * Taps an upstream Server-Sent-Event stream on its way to the client, on bytes: finds line ends, `data: [DONE]`, the
+ * usage chunk and each chunk's top-level `model` value in the Buffer, splices the client's model id over the
+ * upstream's, drops the usage-only chunk the client did not ask for, and passes every other byte through as the same
+ * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
  */
-import { StringDecoder } from 'node:string_decoder';
-import { countText } from '../metering/estimate';
+import { findModelValue, stringEnd } from './model-rewriter';
+import { StreamedText } from './streamed-text';
 
 export interface Usage {
   promptTokens: number;
@@ -12,136 +13,145 @@ export interface Usage {
 }
 
 export interface SseTapOptions {
-  /** Rewrites the upstream's model name to the client's id in a chunk; omit when the names are equal. */
-  rewriteModel?: (json: string) => string;
+  /** The client's model id as JSON string bytes (`modelValue(id)`), put in place of whatever the upstream names. */
+  model: Buffer;
   /** Drop the usage-only chunk (`choices: []`): the client did not ask for usage, we did. */
   dropUsageChunk: boolean;
 }
 
-/** The string values of the fields whose streamed text is completion output, found in one pass over a line. */
-const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
-/**
- * Streamed text waits, uncounted, until the stream ends without usage; past this many characters it is counted in a
- * batch, so memory per stream stays bounded. Most streams end with usage and below it, and never load the tokenizer.
- */
-const COUNT_BATCH = 32_768;
+const NL = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const DATA = Buffer.from('data:');
+const DONE = Buffer.from('[DONE]');
+const MODEL_KEY = Buffer.from('"model"');
+const USAGE_KEY = Buffer.from('"usage"');
 const EMPTY = Buffer.alloc(0);
+/** What a line's inspection decided: pass it as it is, or drop it with its newline; otherwise where to splice. */
+const KEEP = -1;
+const DROP = -2;
 
 export class SseTap {
   /** The upstream's reported usage, once its usage chunk has passed. */
   usage: Usage | undefined;
   /** Whether `data: [DONE]` has passed. */
   done = false;
-  private readonly decoder = new StringDecoder('utf8');
-  private readonly passthrough: boolean;
-  private readonly rewrite: ((json: string) => string) | undefined;
-  private partial = '';
-  /** Passthrough mode: bytes of an unfinished last line not yet sent. */
+  /** Bytes of an unfinished last line, held until its newline arrives. */
   private held: Buffer | undefined;
   private skipBlank = false;
-  private pendingText = '';
-  private countedTokens = 0;
+  private readonly text = new StreamedText();
+  /** Per chunk: where the next `"model"` / `"usage"` is (-1: none), so each is searched for once, not per line. */
+  private modelAt = -1;
+  private usageAt = -1;
+  /** Where the model value that `inspect` asked to splice ends. */
+  private modelEnd = 0;
 
-  constructor(private readonly options: SseTapOptions) {
-    this.passthrough = !options.rewriteModel && !options.dropUsageChunk;
-    this.rewrite = options.rewriteModel;
-  }
+  constructor(private readonly options: SseTapOptions) {}
 
   /**
    * Feeds one upstream chunk; returns what to send the client now: always whole lines, an unfinished last line held
    * until its newline arrives (so a broken stream never leaves the client half an event). When nothing needs
    * changing, that is the chunk itself (or a slice of it), not a copy.
    */
-  push(chunk: Buffer): Buffer | string {
-    const text = this.partial + this.decoder.write(chunk);
-    let out = '';
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const line = text.slice(start, nl);
-      start = nl + 1;
-      if (this.passthrough) this.inspect(line);
-      else out += this.transform(line);
+  push(chunk: Buffer): Buffer {
+    const data = this.held === undefined ? chunk : Buffer.concat([this.held, chunk]);
+    const last = data.lastIndexOf(NL);
+    if (last === -1) {
+      this.held = data;
+      return EMPTY;
     }
-    this.partial = text.slice(start);
-    return this.passthrough ? this.wholeLines(chunk) : out;
+    this.held = last === data.length - 1 ? undefined : data.subarray(last + 1);
+    return this.lines(data, last + 1);
   }
 
-  /** Flushes an unterminated last line when the upstream ends normally. */
-  end(): Buffer | string {
-    const rest = this.partial + this.decoder.end();
-    this.partial = '';
-    if (this.passthrough) {
-      if (rest.length > 0) this.inspect(rest);
-      const held = this.held ?? EMPTY;
-      this.held = undefined;
-      return held;
-    }
-    if (rest.length === 0) return '';
-    // The upstream sent no final newline: neither do we.
-    const out = this.transform(rest);
-    return out === '' ? '' : out.slice(0, -1);
+  /** Flushes an unterminated last line when the upstream ends normally (without a newline, as the upstream sent it). */
+  end(): Buffer {
+    const rest = this.held;
+    this.held = undefined;
+    if (rest === undefined) return EMPTY;
+    this.modelAt = rest.indexOf(MODEL_KEY);
+    this.usageAt = rest.indexOf(USAGE_KEY);
+    const at = this.inspect(rest, 0, rest.length);
+    if (at === KEEP) return rest;
+    if (at === DROP) return EMPTY;
+    return Buffer.concat([rest.subarray(0, at), this.options.model, rest.subarray(this.modelEnd)]);
   }
 
   /** Drops an unterminated last line when the upstream broke: half an event is worse than none. */
   abandon(): void {
-    this.partial = '';
     this.held = undefined;
-    this.decoder.end();
-  }
-
-  private wholeLines(chunk: Buffer): Buffer {
-    const data = this.held === undefined ? chunk : Buffer.concat([this.held, chunk]);
-    const last = data.lastIndexOf(10);
-    if (last === data.length - 1) {
-      this.held = undefined;
-      return data;
-    }
-    this.held = data.subarray(last + 1);
-    return last === -1 ? EMPTY : data.subarray(0, last + 1);
   }
 
   /** Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage). */
   streamedCompletionTokens(): number {
-    this.flushCount();
-    return this.countedTokens;
+    return this.text.tokens();
   }
 
-  private transform(line: string): string {
-    if (this.skipBlank && (line === '' || line === '\r')) {
+  /** The whole lines `data[0, end)` as the client gets them: the same bytes unless a line changes. */
+  private lines(data: Buffer, end: number): Buffer {
+    this.modelAt = data.indexOf(MODEL_KEY);
+    this.usageAt = data.indexOf(USAGE_KEY);
+    let pieces: Buffer[] | undefined;
+    // data[kept, start) is unchanged output not yet in pieces.
+    let kept = 0;
+    for (let start = 0; start < end;) {
+      const nl = data.indexOf(NL, start);
+      const at = this.inspect(data, start, nl);
+      if (at !== KEEP) {
+        pieces ??= [];
+        if (at === DROP) {
+          if (kept < start) pieces.push(data.subarray(kept, start));
+          kept = nl + 1;
+        } else {
+          pieces.push(data.subarray(kept, at), this.options.model);
+          kept = this.modelEnd;
+        }
+      }
+      start = nl + 1;
+    }
+    if (pieces === undefined) return end === data.length ? data : data.subarray(0, end);
+    if (kept < end) pieces.push(data.subarray(kept, end));
+    return Buffer.concat(pieces);
+  }
+
+  /** Reads the line `data[start, end)` (without its newline) for what metering needs, and says what to do with it. */
+  private inspect(data: Buffer, start: number, end: number): number {
+    if (this.skipBlank) {
       this.skipBlank = false;
-      return '';
+      if (end === start || (end === start + 1 && data[start] === CR)) return DROP;
     }
-    this.skipBlank = false;
-    const kind = this.inspect(line);
-    if (kind === 'usage-only' && this.options.dropUsageChunk) {
-      this.skipBlank = true;
-      return '';
-    }
-    if (this.rewrite !== undefined && kind !== 'other') return `${this.rewrite(line)}\n`;
-    return `${line}\n`;
-  }
-
-  /** Reads one line for what metering needs. */
-  private inspect(line: string): 'data' | 'usage-only' | 'other' {
-    if (!line.startsWith('data:')) return 'other';
-    if (line.length < 16 && /^data: ?\[DONE\]\r?$/.test(line)) {
+    if (end - start < DATA.length || data.compare(DATA, 0, DATA.length, start, start + DATA.length) !== 0) return KEEP;
+    let from = start + DATA.length;
+    if (data[from] === SPACE) from++;
+    const payloadEnd = data[end - 1] === CR ? end - 1 : end;
+    if (payloadEnd - from === DONE.length && data.compare(DONE, 0, DONE.length, from, payloadEnd) === 0) {
       this.done = true;
-      return 'other';
+      return KEEP;
     }
-    const u = line.indexOf('"usage"');
-    if (u !== -1 && usageIsObject(line, u + 7)) {
-      const usageOnly = this.readUsage(line);
-      if (usageOnly) return 'usage-only';
-    }
-    this.collectText(line);
-    return 'data';
+    if (this.usageAt !== -1 && this.usageAt < from) this.usageAt = data.indexOf(USAGE_KEY, from);
+    if (this.usageAt !== -1 && this.usageAt < end && usageIsObject(data, this.usageAt + USAGE_KEY.length, end)) {
+      if (!this.readUsage(data, from, end)) this.text.add(data, from, end);
+      else if (this.options.dropUsageChunk) {
+        this.skipBlank = true;
+        return DROP;
+      }
+    } else this.text.add(data, from, end);
+    if (this.modelAt !== -1 && this.modelAt < from) this.modelAt = data.indexOf(MODEL_KEY, from);
+    if (this.modelAt === -1 || this.modelAt >= end) return KEEP;
+    const open = findModelValue(data, from, end);
+    if (open === -1) return KEEP;
+    const close = stringEnd(data, open, end);
+    const model = this.options.model;
+    if (close === -1 || (close - open === model.length && data.compare(model, 0, model.length, open, close) === 0)) return KEEP;
+    this.modelEnd = close;
+    return open;
   }
 
   /** Parses the (rare) chunk that carries a usage object; true when it has no choices. */
-  private readUsage(line: string): boolean {
+  private readUsage(data: Buffer, from: number, end: number): boolean {
     let chunk: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
     try {
-      chunk = JSON.parse(line.slice(line.indexOf('{')));
+      chunk = JSON.parse(data.toString('utf8', from, end));
     } catch {
       return false;
     }
@@ -152,34 +162,14 @@ export class SseTap {
     }
     return Array.isArray(chunk.choices) && chunk.choices.length === 0;
   }
-
-  private collectText(line: string): void {
-    TEXT_FIELDS.lastIndex = 0;
-    for (let m = TEXT_FIELDS.exec(line); m !== null; m = TEXT_FIELDS.exec(line)) {
-      if (m[1].length > 0) this.pendingText += m[1];
-    }
-    if (this.pendingText.length >= COUNT_BATCH) this.flushCount();
-  }
-
-  private flushCount(): void {
-    if (this.pendingText.length === 0) return;
-    let text: string;
-    try {
-      text = JSON.parse(`"${this.pendingText}"`) as string;
-    } catch {
-      text = this.pendingText;
-    }
-    this.countedTokens += countText(text);
-    this.pendingText = '';
-  }
 }
 
-/** True when the value after `"usage"` (at `from`) is an object, not null. */
-function usageIsObject(line: string, from: number): boolean {
+/** True when the value after `"usage"` (ending at `from`) is an object, not null. */
+function usageIsObject(data: Buffer, from: number, end: number): boolean {
   let i = from;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) !== 58 /* : */) return false;
+  while (i < end && data[i] === SPACE) i++;
+  if (data[i] !== 0x3a /* : */) return false;
   i++;
-  while (line.charCodeAt(i) === 32) i++;
-  return line.charCodeAt(i) === 123; /* { */
+  while (i < end && data[i] === SPACE) i++;
+  return data[i] === 0x7b; /* { */
 }

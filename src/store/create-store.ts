@@ -1,21 +1,43 @@
-/** Builds the configured store: Redis (or Redis Cluster) when REDIS_URL is set, else the embedded memory store. */
+/** Builds the configured stores: Redis (or Redis Cluster) when REDIS_URL is set, else the embedded memory stores. */
 import Redis, { Cluster } from 'ioredis';
 import type { Config } from '../config/config';
 import type { Logger } from '../observability/logger';
+import type { CommerceStore } from './commerce-types';
+import { MemoryCommerceStore } from './memory-commerce-store';
+import { MemorySessionStore } from './memory-session-store';
 import { MemoryStore } from './memory-store';
+import { RedisCommerceStore } from './redis-commerce-store';
+import { RedisSessionStore } from './redis-session-store';
 import { RedisStore, redisClientOptions } from './redis-store';
+import type { SessionStore } from './session-types';
 import type { Store } from './types';
 
-export function createStore(
-  config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>,
-  logger: Logger,
-): Store {
-  if (!config.redisUrl) return new MemoryStore({ limitWindowMs: config.limitWindowMs });
+type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
+
+/** The metering store, and the console's session and commerce stores on the same connection. */
+export interface Stores {
+  store: Store;
+  sessions: SessionStore;
+  commerce: CommerceStore;
+}
+
+export function createStores(config: StoreConfig, logger: Logger): Stores {
+  if (!config.redisUrl) return { store: new MemoryStore({ limitWindowMs: config.limitWindowMs }), sessions: new MemorySessionStore(), commerce: new MemoryCommerceStore() };
+  const client = connect(config, config.redisUrl, logger);
+  const prefix = config.redisPrefix;
+  return {
+    store: new RedisStore(client, { prefix, limitWindowMs: config.limitWindowMs }),
+    sessions: new RedisSessionStore(client, { prefix }),
+    commerce: new RedisCommerceStore(client, { prefix }),
+  };
+}
+
+function connect(config: StoreConfig, url: string, logger: Logger): Redis | Cluster {
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one account's keys (or one model's), all under one hash tag: one slot, so they run unchanged on a cluster.
-      new Cluster([config.redisUrl], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
-    : new Redis(config.redisUrl, options);
+    ? // Every script touches one hash tag's keys (an account's, a model's, a session's, a code's): one slot, so they run unchanged on a cluster.
+      new Cluster([url], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
+    : new Redis(url, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.
   let down = false;
   client.on('error', (err: Error) => {
@@ -26,5 +48,5 @@ export function createStore(
     if (down) logger.info('store reachable again');
     down = false;
   });
-  return new RedisStore(client, { prefix: config.redisPrefix, limitWindowMs: config.limitWindowMs });
+  return client;
 }

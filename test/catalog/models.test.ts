@@ -36,6 +36,7 @@ describe('models file', () => {
     expect(c.get('a/b')).toEqual({
       id: 'a/b',
       upstreamModel: 'a/b',
+      idJson: Buffer.from('"a/b"'),
       upstreamUrl: 'http://up:8000/v1',
       upstreamApiKey: 'default-key',
       contextLength: 100,

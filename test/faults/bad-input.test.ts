@@ -226,20 +226,21 @@ describe('bad input to the proxy process (redis store)', () => {
     );
   };
 
-  /** A 4xx without a stack: ours in the OpenAI shape, or Node's parser-level answer. */
+  /**
+   * A 4xx in the OpenAI shape without a stack, whether Express refused it or Node's parser did (answered by
+   * src/http/client-error.ts, which closes the connection); returns the status and the error.
+   */
   const expectMalformedRefused = (raw: string) => {
     const { status, headers, body: text } = parseRaw(raw);
     expect(status).toBeGreaterThanOrEqual(400);
     expect(status).toBeLessThan(500);
     expect(raw).not.toMatch(/\n\s+at /);
-    if (text === '') {
-      // Node's own parser-level answer to a malformed request line or header: a bare 400/431 that closes the
-      // connection. It never reaches our app, so it cannot carry our JSON body; that is acceptable for a request
-      // no HTTP client would send.
+    expect(headers).toMatch(/^content-type: application\/json/im);
+    const error = expectOpenAIErrorShape(text);
+    if (error.code === 'malformed_http' || error.code === 'request_headers_too_large') {
       expect(headers).toMatch(/^connection: close\r?$/im);
-    } else {
-      expectOpenAIErrorShape(text);
     }
+    return { status, error };
   };
 
   beforeAll(async () => {
@@ -491,9 +492,17 @@ describe('bad input to the proxy process (redis store)', () => {
     ['a space in a header name', 'X Note: a\r\n'],
     ['Content-Length and Transfer-Encoding together', 'Transfer-Encoding: chunked\r\n'],
     ['a second, different Content-Length', 'Content-Length: 3\r\n'],
-    ['a header block over 16 KB', `X-Big: ${'b'.repeat(20 * 1024)}\r\n`],
-  ])('%s: refused by Node’s HTTP parser (bare 4xx, connection closed) or by us in the OpenAI shape', async (_what, header) => {
+  ])('%s: refused (by Node’s HTTP parser or by us) with a 4xx in the OpenAI shape', async (_what, header) => {
     expectMalformedRefused(await sendRaw('POST /v1/chat/completions HTTP/1.1', header));
+    await expectNoHarm();
+  });
+
+  it('a header block over Node’s limit: 431 request_headers_too_large in the OpenAI shape, connection closed', async () => {
+    const { status, error } = expectMalformedRefused(
+      await sendRaw('POST /v1/chat/completions HTTP/1.1', `X-Big: ${'b'.repeat(20 * 1024)}\r\n`),
+    );
+    expect(status).toBe(431);
+    expect(error.code).toBe('request_headers_too_large');
     await expectNoHarm();
   });
 
@@ -503,8 +512,10 @@ describe('bad input to the proxy process (redis store)', () => {
     ['an extra token in the request line', 'POST /v1/chat/completions HTTP/1.1 extra'],
     ['a method outside ASCII', 'PÖST /v1/chat/completions HTTP/1.1'],
     ['a NUL byte in the request target', 'POST /v1/chat/completions\u0000 HTTP/1.1'],
-  ])('%s: refused by Node’s HTTP parser (bare 4xx, connection closed)', async (_what, requestLine) => {
-    expectMalformedRefused(await sendRaw(requestLine));
+  ])('%s: 400 malformed_http in the OpenAI shape from Node’s HTTP parser, connection closed', async (_what, requestLine) => {
+    const { status, error } = expectMalformedRefused(await sendRaw(requestLine));
+    expect(status).toBe(400);
+    expect(error.code).toBe('malformed_http');
     await expectNoHarm();
   });
 

@@ -10,7 +10,12 @@ import { Metrics } from '../../src/observability/metrics';
 import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
 import type { Store } from '../../src/store/types';
+import type { CommerceStore } from '../../src/store/commerce-types';
+import { MemoryCommerceStore } from '../../src/store/memory-commerce-store';
+import { MemorySessionStore } from '../../src/store/memory-session-store';
+import type { SessionStore } from '../../src/store/session-types';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
+import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
 export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
@@ -30,6 +35,9 @@ export interface ProxyUnderTest {
 
 export async function startProxy(options: {
   store: Store;
+  /** Default: in memory. */
+  sessions?: SessionStore;
+  commerce?: CommerceStore;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
   /** Upstreams for the models file's `upstreams` list. */
@@ -62,16 +70,23 @@ export async function startProxy(options: {
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
-  const app = createApp({
-    config,
-    store,
-    catalog: options.modelsFile?.current ?? (() => catalog),
-    reloadModels: options.modelsFile?.reload,
-    meter,
-    upstreams,
-    logger,
-    metrics,
-  });
+  const tokenmeter = assemble(
+    {
+      config,
+      store,
+      sessions: options.sessions ?? new MemorySessionStore(),
+      commerce: options.commerce ?? new MemoryCommerceStore(),
+      catalog: options.modelsFile?.current ?? (() => catalog),
+      reloadModels: options.modelsFile?.reload,
+      meter,
+      upstreams,
+      logger,
+      metrics,
+      lifecycle: { draining: false },
+    },
+    async () => {},
+  );
+  const app = createApp(tokenmeter, { logger, metrics: config.metricsPort === undefined, trustProxy: config.trustProxy });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -3,7 +3,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { Journal } from '../../src/metering/journal';
 import { Meter, charge } from '../../src/metering/metering';
+import { MemoryStore } from '../../src/store/memory-store';
+import type { Settlement } from '../../src/store/types';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import { createLogger } from '../../src/observability/logger';
 import { startRedisServer } from '../helpers/redis-server';
@@ -66,5 +69,82 @@ describe('Meter', () => {
       await store.close();
       await server.stop();
     }
+  });
+
+  it('tells onSettle once per settlement the store took: a journal replay included, a duplicate never', async () => {
+    const store = new MemoryStore();
+    const key = await keyWithTokens(store, 1000);
+    const settlement = (requestId: string): Settlement => ({
+      accountId: key.accountId,
+      keyId: key.id,
+      requestId,
+      model: 'a/b',
+      promptTokens: 1,
+      completionTokens: 2,
+      chargedTokens: 3,
+      estimated: false,
+      stream: false,
+      status: 200,
+    });
+    // A settlement the store never took before a restart: the journal keeps it, the next meter replays it.
+    const file = join(mkdtempSync(join(tmpdir(), 'tm-journal-')), 'journal');
+    const before = new Journal(file);
+    before.record(settlement('replayed'));
+    before.close();
+
+    const told: Settlement[] = [];
+    const meter = new Meter({
+      store,
+      leaseMs: 60_000,
+      logger: createLogger('silent'),
+      journal: new Journal(file),
+      onSettle: (r) => void told.push(r),
+    });
+    meter.settle(settlement('live'));
+    expect(await meter.drain(5_000)).toBe(true);
+    meter.settle(settlement('live'));
+    expect(await meter.drain(5_000)).toBe(true);
+    expect(told.map((r) => r.requestId).sort()).toEqual(['live', 'replayed']);
+    expect(told[0]).toEqual(settlement(told[0].requestId));
+    meter.stop();
+  });
+
+  it('settles as usual when onSettle throws or rejects: logged, nothing retried', async () => {
+    const store = new MemoryStore();
+    const key = await keyWithTokens(store, 1000);
+    const lines: string[] = [];
+    const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
+    let calls = 0;
+    const meter = new Meter({
+      store,
+      leaseMs: 60_000,
+      logger,
+      onSettle: () => {
+        if (++calls === 1) throw new Error('sync failure');
+        return Promise.reject(new Error('async failure'));
+      },
+    });
+    for (const requestId of ['r1', 'r2']) {
+      meter.settle({
+        accountId: key.accountId,
+        keyId: key.id,
+        requestId,
+        model: 'a/b',
+        promptTokens: 1,
+        completionTokens: 1,
+        chargedTokens: 2,
+        estimated: false,
+        stream: false,
+        status: 200,
+      });
+    }
+    expect(await meter.drain(5_000)).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(2);
+    expect(meter.backlog()).toBe(0);
+    expect((await store.getAccount(key.accountId))!.balance).toBe(996);
+    expect(lines.join('')).toContain('sync failure');
+    expect(lines.join('')).toContain('async failure');
+    meter.stop();
   });
 });

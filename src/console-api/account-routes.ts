@@ -1,0 +1,128 @@
+/**
+ * The account holder's own account: register (when ACCOUNT_REGISTRATION=open), log in, log out, and `me`.
+ *
+ * What a taken email reveals at registration: that it is taken (409 `email_taken`). Without email delivery there is
+ * no way to answer a taken and a fresh address alike and still tell a real registrant why they cannot log in; so every
+ * registration (taken or not) counts as an attempt of the client's address, which bounds enumeration, like password
+ * guessing, and account spam to LOGIN_MAX_FAILURES per window and address. Login answers the same 401 for an unknown
+ * email, a wrong password and a disabled account, after the same scrypt work.
+ */
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { LoginThrottle } from '../accounts/login-throttle';
+import { hashPassword, verifyPassword } from '../accounts/password';
+import { sessionCookieValue, type Sessions } from '../accounts/sessions';
+import { apiError, sendError } from '../http/errors';
+import { invalidRequest } from '../http/zod-errors';
+import type { Logger } from '../observability/logger';
+import type { Store } from '../store/types';
+import { accountObject, meObject } from './objects';
+import { loginRequest, logoutRequest, registerRequest } from './schemas';
+import { sessionAccount } from './session-auth';
+import type { storeGuard } from './store-guard';
+
+export interface AccountRoutesDeps {
+  store: Store;
+  sessions: Sessions;
+  throttle: LoginThrottle;
+  registration: 'open' | 'closed';
+  logger: Logger;
+  guard: ReturnType<typeof storeGuard>;
+  secure: (req: Request) => boolean;
+  /** Runs before the routes that need a session. */
+  requireSession: RequestHandler;
+}
+
+const WRONG = apiError('invalid_credentials', 'The email or password is wrong, or the account is disabled.');
+const tooMany = (res: Response, retryAfterSeconds: number) =>
+  sendError(res, apiError('too_many_attempts', `Too many failed attempts; try again in ${retryAfterSeconds} s.`), {
+    'retry-after': String(retryAfterSeconds),
+  });
+
+export function accountRoutes(deps: AccountRoutesDeps): Router {
+  const { store, sessions, throttle, logger, guard } = deps;
+  const router = Router();
+  // Verifying against this when the email is unknown takes as long as a real check, so timing tells nothing.
+  let decoy: Promise<string> | undefined;
+  const decoyHash = () => (decoy ??= hashPassword(randomBytes(16).toString('hex')));
+  const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+  router.post(
+    '/register',
+    guard(async (req, res) => {
+      if (deps.registration !== 'open') {
+        return sendError(res, apiError('registration_closed', 'Registration is closed: ask the operator for an account.'));
+      }
+      const parsed = registerRequest.safeParse(req.body ?? {});
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const admission = await throttle.admitAddress(address(req));
+      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+      const { email, password, name } = parsed.data;
+      const created = await store.createAccount({
+        email,
+        name: name ?? '',
+        passwordHash: await hashPassword(password),
+        role: 'member',
+        status: 'active',
+      });
+      if (created.kind === 'email_taken') {
+        return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));
+      }
+      // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per window.
+      logger.info({ accountId: created.account.id }, 'account registered');
+      res.status(201).json(accountObject(created.account));
+    }),
+  );
+
+  router.post(
+    '/login',
+    guard(async (req, res) => {
+      const parsed = loginRequest.safeParse(req.body ?? {});
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const { email, password } = parsed.data;
+      const admission = await throttle.admit(email, address(req));
+      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+      const account = await store.findAccountByEmail(email);
+      const hash = account?.passwordHash ?? (await decoyHash());
+      const matches = await verifyPassword(password, hash);
+      if (!account || account.passwordHash === null || !matches || account.status !== 'active') {
+        logger.info({ accountId: account?.id }, 'console login refused');
+        return sendError(res, WRONG);
+      }
+      await throttle.succeeded(admission.ticket);
+      // Whatever session cookie came with the request is ended: the login always gets a fresh id (no fixation).
+      await sessions.end(sessionCookieValue(req.headers.cookie));
+      const value = await sessions.start(account);
+      res.setHeader('set-cookie', sessions.cookie(value, { secure: deps.secure(req) }));
+      logger.info({ accountId: account.id }, 'console login');
+      res.json(accountObject(account));
+    }),
+  );
+
+  router.post(
+    '/logout',
+    guard(async (req, res) => {
+      const parsed = logoutRequest.safeParse(req.body ?? {});
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const cookie = sessionCookieValue(req.headers.cookie);
+      if (parsed.data.everywhere) {
+        const session = await sessions.resume(cookie);
+        if (session) await sessions.endAll(session.accountId);
+      } else {
+        await sessions.end(cookie);
+      }
+      res.setHeader('set-cookie', sessions.clearCookie({ secure: deps.secure(req) }));
+      res.json({ logged_out: true });
+    }),
+  );
+
+  router.get(
+    '/me',
+    deps.requireSession,
+    guard(async (_req, res) => {
+      res.json(meObject(sessionAccount(res)));
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,66 @@
+/**
+ * The self-service API under /console/api: JSON only, cross-site requests refused, a session cookie for everything
+ * but registration, login and the product list. Operators (role admin) reach the admin routes under /admin here too,
+ * with their session instead of ADMIN_TOKEN: the same handlers, so the console adds no second way to change state.
+ */
+import express, { Router, type Request } from 'express';
+import type Stripe from 'stripe';
+import { LoginThrottle } from '../accounts/login-throttle';
+import { Sessions } from '../accounts/sessions';
+import type { Catalog } from '../catalog/models';
+import { apiError, sendError } from '../http/errors';
+import type { Logger } from '../observability/logger';
+import type { CommerceStore } from '../store/commerce-types';
+import type { SessionStore } from '../store/session-types';
+import type { Store } from '../store/types';
+import { accountRoutes } from './account-routes';
+import { commerceRoutes } from './commerce-routes';
+import { keyRoutes } from './key-routes';
+import { sameOrigin } from './same-origin';
+import { requireAdminRole, requireSession } from './session-auth';
+import { storeGuard } from './store-guard';
+import { usageRoutes } from './usage-routes';
+
+export interface ConsoleApiOptions {
+  store: Store;
+  sessions: SessionStore;
+  commerce: CommerceStore;
+  catalog: () => Catalog;
+  logger: Logger;
+  registration: 'open' | 'closed';
+  sessionIdleMs: number;
+  loginMaxFailures: number;
+  loginFailureWindowMs: number;
+  stripe: Stripe | undefined;
+  /** The operator's routes (what /admin serves, without its token check); unset: none here. */
+  adminRoutes?: Router;
+}
+
+export function consoleApi(options: ConsoleApiOptions): Router {
+  const { store, logger } = options;
+  const guard = storeGuard(logger);
+  const sessions = new Sessions(options.sessions, options.sessionIdleMs);
+  const throttle = new LoginThrottle(options.sessions, { maxFailures: options.loginMaxFailures, windowMs: options.loginFailureWindowMs });
+  const secure = (req: Request) => req.secure;
+  const session = guard(requireSession({ sessions, store, secure }));
+
+  const router = Router();
+  router.use((_req, res, next) => {
+    // Account data: never kept by a shared cache or the browser's history.
+    res.setHeader('cache-control', 'no-store');
+    next();
+  });
+  router.use(sameOrigin());
+  router.use(express.json({ limit: '64kb' }));
+
+  router.use(
+    accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }),
+  );
+  router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
+  router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard }));
+  router.use('/usage', session, usageRoutes({ store, guard }));
+  if (options.adminRoutes) router.use('/admin', session, requireAdminRole, options.adminRoutes);
+
+  router.use((req, res) => sendError(res, apiError('not_found', `Unknown console route: ${req.method} ${req.baseUrl}${req.path}`)));
+  return router;
+}

@@ -1,0 +1,48 @@
+/**
+ * The console's session check: a live session cookie of an active account, or 401. The account is read from the
+ * store on every request, so disabling it ends its sessions at once on every process.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { sessionCookieValue, stampOf, type Sessions } from '../accounts/sessions';
+import { apiError, sendError } from '../http/errors';
+import type { AccountState, Store } from '../store/types';
+
+const REQUIRED = apiError('session_required', 'Log in first: this route needs a console session.');
+
+export interface SessionLocals {
+  account: AccountState;
+}
+
+/** The signed-in account, set by requireSession. */
+export function sessionAccount(res: Response): AccountState {
+  return (res.locals as SessionLocals).account;
+}
+
+export function requireSession(deps: { sessions: Sessions; store: Store; secure: (req: Request) => boolean }) {
+  return async function checkSession(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const cookie = sessionCookieValue(req.headers.cookie);
+    const session = await deps.sessions.resume(cookie);
+    if (session === undefined) return sendError(res, REQUIRED);
+    const account = await deps.store.getAccount(session.accountId);
+    const live = account !== undefined && account.status === 'active';
+    if (!live || stampOf(account) !== session.stamp) {
+      // Disabled: every session of the account ends, so re-enabling it brings none back. A session started under
+      // an old password ends alone (sessions started since the change stay).
+      if (!live) await deps.sessions.endAll(session.accountId);
+      else await deps.sessions.end(cookie);
+      res.setHeader('set-cookie', deps.sessions.clearCookie({ secure: deps.secure(req) }));
+      return sendError(res, REQUIRED);
+    }
+    (res.locals as SessionLocals).account = account;
+    // The cookie's Max-Age restarts with the session's idle time, so an account holder in use is never logged out.
+    res.setHeader('set-cookie', deps.sessions.cookie(cookie!, { secure: deps.secure(req) }));
+    next();
+  };
+}
+
+/** Only accounts with role `admin`: the operator's routes, with a session instead of ADMIN_TOKEN. */
+export function requireAdminRole(req: Request, res: Response, next: NextFunction): void {
+  void req;
+  if (sessionAccount(res).role !== 'admin') return sendError(res, apiError('admin_required', 'This route is for operators (role admin).'));
+  next();
+}

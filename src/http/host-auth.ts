@@ -1,0 +1,32 @@
+/** The host's own authentication in place of tokenmeter's bearer keys: its `authenticate(req)` says who is calling. */
+import type { NextFunction, Request, Response } from 'express';
+import type { Authenticate } from '../config/options';
+import { apiError, sendError } from './errors';
+import type { Logger } from '../observability/logger';
+
+const UNAUTHENTICATED = apiError('invalid_api_key', 'This request is not authenticated.');
+const FAILED = apiError('internal_error', 'Authentication failed.');
+
+/**
+ * Sets `res.locals.accountId` (the account charged) and `keyId` (the key whose cap and model list apply, or null)
+ * from the host's answer; null is a 401, a throw a 500 (logged, its message not sent).
+ */
+export function hostAuth(authenticate: Authenticate, logger: Logger) {
+  return async function authenticateByHost(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let identity;
+    try {
+      identity = await authenticate(req);
+    } catch (err) {
+      logger.error({ err: (err as Error)?.message }, 'the authenticate option threw');
+      return sendError(res, FAILED);
+    }
+    if (!identity) return sendError(res, UNAUTHENTICATED);
+    if (typeof identity.accountId !== 'string') {
+      logger.error('the authenticate option returned no accountId');
+      return sendError(res, FAILED);
+    }
+    res.locals.accountId = identity.accountId;
+    res.locals.keyId = identity.keyId ?? null;
+    next();
+  };
+}

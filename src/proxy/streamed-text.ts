@@ -1,0 +1,73 @@
+/**
+ * What a stream's completion text costs in tokens, for the rare stream that ends without usage: its data lines are
+ * kept as raw bytes (bounded) and only decoded and counted when the count is asked for.
+ */
+import { countText } from '../metering/estimate';
+
+/** The string values of the fields whose streamed text is completion output. */
+const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
+/** Raw bytes kept per stream before they are boiled down to their text fields: bounds memory per open stream. */
+const RAW_LIMIT = 16 * 1024;
+/** Extracted text waits, uncounted, until this many characters; then it is counted in a batch. */
+const COUNT_BATCH = 32_768;
+
+export class StreamedText {
+  private raw: Buffer | undefined;
+  private rawLength = 0;
+  private pendingText = '';
+  private countedTokens = 0;
+
+  /** Keeps `buf[from, to)`, one data line's payload (whole lines only, so no UTF-8 character is ever split). */
+  add(buf: Buffer, from: number, to: number): void {
+    // One byte more for a newline between lines, so no pattern matches across two of them.
+    const length = to - from + 1;
+    if (this.rawLength + length > RAW_LIMIT) this.extract();
+    if (length > RAW_LIMIT) return this.extractFrom(buf.toString('utf8', from, to));
+    if (this.raw === undefined || this.rawLength + length > this.raw.length) this.grow(this.rawLength + length);
+    const raw = this.raw as Buffer;
+    buf.copy(raw, this.rawLength, from, to);
+    this.rawLength += length;
+    raw[this.rawLength - 1] = 0x0a;
+  }
+
+  /** Room for `needed` bytes: a short stream holds a small buffer, a long one at most RAW_LIMIT. */
+  private grow(needed: number): void {
+    const bigger = Buffer.allocUnsafe(Math.min(RAW_LIMIT, Math.max(needed, 2 * (this.raw?.length ?? 512))));
+    this.raw?.copy(bigger, 0, 0, this.rawLength);
+    this.raw = bigger;
+  }
+
+  /** Completion tokens in what was added, counted with our tokenizer. */
+  tokens(): number {
+    this.extract();
+    this.count();
+    return this.countedTokens;
+  }
+
+  private extract(): void {
+    if (this.raw === undefined || this.rawLength === 0) return;
+    const text = this.raw.toString('utf8', 0, this.rawLength);
+    this.rawLength = 0;
+    this.extractFrom(text);
+  }
+
+  private extractFrom(text: string): void {
+    TEXT_FIELDS.lastIndex = 0;
+    for (let m = TEXT_FIELDS.exec(text); m !== null; m = TEXT_FIELDS.exec(text)) {
+      if (m[1].length > 0) this.pendingText += m[1];
+    }
+    if (this.pendingText.length >= COUNT_BATCH) this.count();
+  }
+
+  private count(): void {
+    if (this.pendingText.length === 0) return;
+    let text: string;
+    try {
+      text = JSON.parse(`"${this.pendingText}"`) as string;
+    } catch {
+      text = this.pendingText;
+    }
+    this.countedTokens += countText(text);
+    this.pendingText = '';
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The mountable parts, built from one set of services: the OpenAI-compatible API, the admin API, health checks and
+ * metrics. Each router answers only its own routes and handles its own errors, so it can sit in a host's app beside
+ * the host's routes without touching them; createApp composes them into the standalone server.
+ */
+import { Router, type RequestHandler } from 'express';
+import type { Registry } from 'prom-client';
+import { adminApi } from './admin/admin-api';
+import { adminToken } from './admin/admin-token';
+import { consoleApi } from './console-api/console-api';
+import { operatorBridge } from './console-api/operator-bridge';
+import { productAdmin } from './products/product-admin';
+import { stripeClient, stripeWebhook } from './products/stripe-checkout';
+import type { CommerceStore } from './store/commerce-types';
+import type { SessionStore } from './store/session-types';
+import type { Catalog } from './catalog/models';
+import { modelsApi } from './catalog/models-api';
+import type { Authenticate, MeterConfig } from './config/options';
+import { bearerAuth } from './http/auth';
+import { errorHandler } from './http/error-handler';
+import { apiError, sendError } from './http/errors';
+import { hostAuth } from './http/host-auth';
+import { jsonBody } from './http/json-body';
+import type { Meter } from './metering/metering';
+import type { Logger } from './observability/logger';
+import type { Metrics } from './observability/metrics';
+import { metricsHandler } from './observability/metrics-endpoint';
+import { requestLog } from './observability/request-log';
+import { chatCompletions } from './proxy/chat-completions';
+import type { Upstreams } from './proxy/upstream-proxy';
+import type { Store } from './store/types';
+
+/** The services the routers share: built once, passed in. */
+export interface MeterDeps {
+  config: MeterConfig;
+  store: Store;
+  /** The console's sessions and failed-login windows. */
+  sessions: SessionStore;
+  /** The product center's products and redemption codes. */
+  commerce: CommerceStore;
+  /** The current catalog; a function so the models file can be reloaded. */
+  catalog: () => Catalog;
+  meter: Meter;
+  upstreams: Upstreams;
+  logger: Logger;
+  metrics: Metrics;
+  /** Reloads the models file (the admin reload route); resolves to the number of models. */
+  reloadModels?: () => Promise<number>;
+  /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused. */
+  lifecycle: { draining: boolean };
+  /** The host's authentication instead of tokenmeter's bearer keys. */
+  authenticate?: Authenticate;
+}
+
+export interface Routers {
+  /** `POST /chat/completions`, `GET /models`, `GET /models/{id}`: mount where the OpenAI API should be (`/v1`). */
+  openai: Router;
+  /** The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`. */
+  admin: Router;
+  /** The console: its JSON API under `/api` (sessions, keys, usage, product center); mount at `/console`. */
+  console: Router;
+  /** Payment webhooks (`POST /stripe` when Stripe is configured, else nothing); mount at `/webhooks`. */
+  webhooks: Router;
+  /** `GET /healthz` (alive) and `GET /readyz` (store reachable, not draining). */
+  health: Router;
+  /** Serves the metrics registry in Prometheus text format. */
+  metrics: RequestHandler;
+  /** The metrics registry, to merge into the host's own. */
+  registry: Registry;
+}
+
+export function createRouters(deps: MeterDeps): Routers {
+  const operator = operatorRoutes(deps);
+  const stripe = deps.config.stripe ? stripeClient(deps.config.stripe) : undefined;
+  return {
+    openai: openaiRouter(deps),
+    admin: adminRouter(deps, operator),
+    console: consoleRouter(deps, operator, stripe),
+    webhooks: webhooksRouter(deps, stripe),
+    health: healthRouter(deps),
+    metrics: metricsHandler(deps.metrics),
+    registry: deps.metrics.registry,
+  };
+}
+
+function openaiRouter(deps: MeterDeps): Router {
+  const { config, store, logger, lifecycle } = deps;
+  const router = Router();
+  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
+  const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
+  const refuseWhileDraining: RequestHandler = (_req, res, next) => {
+    if (!lifecycle.draining) return next();
+    res.setHeader('connection', 'close');
+    sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
+  };
+
+  // The completions route first: it is the hot path, and every layer before it is tried on every request.
+  router.post(
+    '/chat/completions',
+    log(true),
+    refuseWhileDraining,
+    authenticate,
+    jsonBody(config.bodyLimit),
+    chatCompletions({
+      catalog: deps.catalog,
+      meter: deps.meter,
+      upstreams: deps.upstreams,
+      logger,
+      metrics: deps.metrics,
+      upstreamResponseLimit: config.upstreamResponseLimit,
+      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+    }),
+  );
+  router.all('/chat/completions', (_req, res) => {
+    sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
+  });
+  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
+  router.use(errorHandler(logger));
+  return router;
+}
+
+/**
+ * The operator's routes (only with an admin token): the product center's, then the rest of the admin API, which
+ * answers unknown routes. The admin router serves them behind the token; an admin session reaches the very same
+ * routes under the console's /api/admin.
+ */
+function operatorRoutes(deps: MeterDeps): Router | undefined {
+  const token = deps.config.adminToken;
+  if (!token) return undefined;
+  const { store, logger } = deps;
+  const admin = adminApi({ token, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
+  return Router().use(productAdmin({ commerce: deps.commerce, logger }), operatorBridge(token, admin));
+}
+
+function adminRouter(deps: MeterDeps, operator: Router | undefined): Router {
+  const router = Router();
+  const token = deps.config.adminToken;
+  if (!token || !operator) return router;
+  const { logger } = deps;
+  router.use(requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }));
+  router.use(adminToken(token), operator);
+  router.use(errorHandler(logger));
+  return router;
+}
+
+function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+  const { config, logger } = deps;
+  const router = Router();
+  router.use(
+    '/api',
+    requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
+    consoleApi({
+      store: deps.store,
+      sessions: deps.sessions,
+      commerce: deps.commerce,
+      catalog: deps.catalog,
+      logger,
+      registration: config.accountRegistration,
+      sessionIdleMs: config.sessionIdleMs,
+      loginMaxFailures: config.loginMaxFailures,
+      loginFailureWindowMs: config.loginFailureWindowMs,
+      stripe,
+      adminRoutes: operator,
+    }),
+    errorHandler(logger),
+  );
+  return router;
+}
+
+function webhooksRouter(deps: MeterDeps, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+  const router = Router();
+  const { config, logger } = deps;
+  if (!stripe || !config.stripe) return router;
+  router.use(
+    '/stripe',
+    requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
+    stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store: deps.store, logger }),
+    errorHandler(logger),
+  );
+  return router;
+}
+
+function healthRouter(deps: MeterDeps): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    if (deps.lifecycle.draining) return sendError(res, apiError('shutting_down', 'This instance is shutting down.'));
+    try {
+      await deps.store.ping();
+      res.json({ status: 'ready', store: deps.store.kind });
+    } catch {
+      sendError(res, apiError('store_unavailable', 'The metering store is not reachable.'));
+    }
+  });
+  return router;
+}

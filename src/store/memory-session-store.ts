@@ -1,0 +1,78 @@
+/** The embedded session store: sessions and throttle windows in this process's memory (one process only). */
+import type { AttemptResult, NewSession, SessionRecord, SessionStore } from './session-types';
+
+interface Session {
+  created: number;
+  lastSeenMs: number;
+  idleMs: number;
+  stamp: string;
+}
+
+export class MemorySessionStore implements SessionStore {
+  /** account id → session hash → session. */
+  private readonly sessions = new Map<string, Map<string, Session>>();
+  private readonly windows = new Map<string, { count: number; endsMs: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async createSession(input: NewSession): Promise<void> {
+    const nowMs = this.now();
+    this.purgeAccount(input.accountId, nowMs);
+    let mine = this.sessions.get(input.accountId);
+    if (!mine) this.sessions.set(input.accountId, (mine = new Map()));
+    mine.set(input.hash, { created: Math.floor(nowMs / 1000), lastSeenMs: nowMs, idleMs: input.idleMs, stamp: input.stamp });
+  }
+
+  async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
+    const nowMs = this.now();
+    this.purgeAccount(accountId, nowMs);
+    const s = this.sessions.get(accountId)?.get(hash);
+    if (!s) return undefined;
+    s.lastSeenMs = nowMs;
+    s.idleMs = idleMs;
+    return { accountId, created: s.created, lastSeen: Math.floor(nowMs / 1000), stamp: s.stamp };
+  }
+
+  async deleteSession(accountId: string, hash: string): Promise<boolean> {
+    this.purgeAccount(accountId, this.now());
+    return this.sessions.get(accountId)?.delete(hash) ?? false;
+  }
+
+  async deleteAccountSessions(accountId: string): Promise<number> {
+    this.purgeAccount(accountId, this.now());
+    const n = this.sessions.get(accountId)?.size ?? 0;
+    this.sessions.delete(accountId);
+    return n;
+  }
+
+  async takeAttempt(bucket: string, windowMs: number, max: number): Promise<AttemptResult> {
+    const nowMs = this.now();
+    let w = this.windows.get(bucket);
+    if (!w || w.endsMs <= nowMs) {
+      // Windows are dropped lazily, here and when their bucket is next used; sweep when there are many.
+      if (this.windows.size > 10_000) for (const [b, old] of this.windows) if (old.endsMs <= nowMs) this.windows.delete(b);
+      this.windows.set(bucket, (w = { count: 0, endsMs: nowMs + windowMs }));
+    }
+    if (w.count >= max) return { allowed: false, retryAfterMs: w.endsMs - nowMs };
+    w.count++;
+    return { allowed: true };
+  }
+
+  async refundAttempt(bucket: string): Promise<void> {
+    const w = this.windows.get(bucket);
+    if (w && w.endsMs > this.now() && w.count > 0) w.count--;
+  }
+
+  async clearAttempts(bucket: string): Promise<void> {
+    this.windows.delete(bucket);
+  }
+
+  async close(): Promise<void> {}
+
+  private purgeAccount(accountId: string, nowMs: number): void {
+    const mine = this.sessions.get(accountId);
+    if (!mine) return;
+    for (const [hash, s] of mine) if (s.lastSeenMs + s.idleMs <= nowMs) mine.delete(hash);
+    if (mine.size === 0) this.sessions.delete(accountId);
+  }
+}

@@ -1,0 +1,79 @@
+/** The shared session store on Redis (or Redis Cluster): sessions under their account's hash tag, one script each. */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { defineScripts } from './define-scripts';
+import * as scripts from './session-scripts';
+import type { AttemptResult, NewSession, SessionRecord, SessionStore } from './session-types';
+
+export interface RedisSessionStoreOptions {
+  /** Prefix of every key we write. Default `tm:`. */
+  prefix?: string;
+}
+
+export class RedisSessionStore implements SessionStore {
+  private readonly prefix: string;
+  private readonly run;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    options: RedisSessionStoreOptions = {},
+  ) {
+    this.prefix = options.prefix ?? 'tm:';
+    this.run = defineScripts(redis, {
+      tmSessionCreate: scripts.SESSION_CREATE,
+      tmSessionTouch: scripts.SESSION_TOUCH,
+      tmSessionDelete: scripts.SESSION_DELETE,
+      tmSessionDeleteAll: scripts.SESSION_DELETE_ALL,
+      tmAttemptTake: scripts.ATTEMPT_TAKE,
+      tmAttemptRefund: scripts.ATTEMPT_REFUND,
+    });
+  }
+
+  private sessionKey(accountId: string, hash: string): string {
+    return `${this.prefix}{${accountId}}:ss:${hash}`;
+  }
+  private setKey(accountId: string): string {
+    return `${this.prefix}{${accountId}}:ss`;
+  }
+  private bucketKey(bucket: string): string {
+    return `${this.prefix}lf:${bucket}`;
+  }
+
+  async createSession(input: NewSession): Promise<void> {
+    await this.run.tmSessionCreate(
+      [this.sessionKey(input.accountId, input.hash), this.setKey(input.accountId)],
+      [input.hash, input.idleMs, input.stamp],
+    );
+  }
+
+  async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
+    const reply = await this.run.tmSessionTouch([this.sessionKey(accountId, hash), this.setKey(accountId)], [idleMs]);
+    if (reply === null) return undefined;
+    const [created, lastSeen, stamp] = reply as [string, string, string | null];
+    return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
+  }
+
+  async deleteSession(accountId: string, hash: string): Promise<boolean> {
+    return Number(await this.run.tmSessionDelete([this.sessionKey(accountId, hash), this.setKey(accountId)], [hash])) === 1;
+  }
+
+  async deleteAccountSessions(accountId: string): Promise<number> {
+    return Number(await this.run.tmSessionDeleteAll([this.setKey(accountId)], [this.sessionKey(accountId, '')]));
+  }
+
+  async takeAttempt(bucket: string, windowMs: number, max: number): Promise<AttemptResult> {
+    const [counted, ttl] = (await this.run.tmAttemptTake([this.bucketKey(bucket)], [windowMs, max])) as [number, number?];
+    return counted === 1 ? { allowed: true } : { allowed: false, retryAfterMs: Number(ttl) };
+  }
+
+  async refundAttempt(bucket: string): Promise<void> {
+    await this.run.tmAttemptRefund([this.bucketKey(bucket)], []);
+  }
+
+  async clearAttempts(bucket: string): Promise<void> {
+    await this.redis.del(this.bucketKey(bucket));
+  }
+
+  /** The connection is shared with the main store, which closes it. */
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,184 @@
+/**
+ * createTokenmeter: the library's factory. Checks the options once, opens what they ask for (store, journal, upstream
+ * pools), and returns the mountable routers with `close()`, which drains and closes what it opened and nothing else.
+ */
+import { buildCatalog, ModelsFile, type Catalog } from './catalog/models';
+import { ConfigError, meterConfig, type MeterConfig, type MeterParts, type TokenmeterOptions } from './config/options';
+import { Journal } from './metering/journal';
+import { Meter } from './metering/metering';
+import { createLogger, type Logger } from './observability/logger';
+import { Metrics } from './observability/metrics';
+import { Upstreams } from './proxy/upstream-proxy';
+import { createRouters, type MeterDeps, type Routers } from './routers';
+import { createStores, type Stores } from './store/create-store';
+import { MemoryCommerceStore } from './store/memory-commerce-store';
+import { MemorySessionStore } from './store/memory-session-store';
+import { RedisCommerceStore } from './store/redis-commerce-store';
+import { RedisSessionStore } from './store/redis-session-store';
+import { instrumentStore } from './store/instrumented-store';
+import { RedisStore } from './store/redis-store';
+import type { Store } from './store/types';
+
+export interface Tokenmeter extends Routers {
+  /** The store, instrumented: create keys and grant packages from the host's own code. */
+  store: Store;
+  /** Reloads the models file (a bad file is refused and the catalog in use stays); resolves to the number of models. */
+  reloadModels(): Promise<number>;
+  /** From now on: new completions get `503 shutting_down`, /readyz turns 503. `close()` does this first. */
+  stopAccepting(): void;
+  /** Whether `stopAccepting()` was called. */
+  readonly draining: boolean;
+  /**
+   * Stops accepting, waits up to `timeoutMs` (default 10 s) for in-flight requests and settlements, then closes what
+   * the factory opened: its Redis connection, the journal, the upstream pools, the retry timers. Settlements still
+   * pending then stay in the journal (with Redis) for the next start. Calling it again returns the same promise.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+export async function createTokenmeter(options: TokenmeterOptions = {}): Promise<Tokenmeter> {
+  const { config, parts } = meterConfig(options);
+  const logger = parts.logger ?? createLogger(config.logLevel);
+  const catalogs = catalogSource(config, parts);
+  const metrics = new Metrics({ perKey: config.metricsPerKey });
+  // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
+  const remote = parts.store ? parts.store.kind === 'redis' : parts.redis !== undefined || config.redisUrl !== undefined;
+  const journal = remote ? openJournal(config.journalFile) : undefined;
+  const opened = openStore(config, parts, logger);
+  const store = instrumentStore(opened.stores.store, metrics);
+  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
+  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const deps: MeterDeps = {
+    config,
+    store,
+    sessions: opened.stores.sessions,
+    commerce: opened.stores.commerce,
+    catalog: catalogs.current,
+    meter,
+    upstreams,
+    logger,
+    metrics,
+    reloadModels: catalogs.reload,
+    lifecycle: { draining: false },
+    authenticate: parts.authenticate,
+  };
+  // Give Redis a moment to connect so the first requests are not refused; go on anyway (failing closed) if it is down.
+  const answers = await storeAnswers(store, 3_000);
+  if (!answers) logger.warn('store not reachable at start; requests get 503 until it is');
+  const backend = opened.stores.store;
+  const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
+  return assemble(deps, async () => {
+    clearInterval(upgrading);
+    journal?.close();
+    if (opened.owned) await opened.stores.store.close();
+  });
+}
+
+/**
+ * Moves a Redis store written before accounts to the account layout (a no-op once done; see redis-migration.ts).
+ * Keys from before accounts are refused (never served unmetered) until it has run: while the store is away, it is
+ * retried until it does; the returned timer is that retry.
+ */
+async function upgradeStore(store: RedisStore, reachable: boolean, logger: Logger): Promise<NodeJS.Timeout | undefined> {
+  const migrate = async () => {
+    const migrated = await store.migrate();
+    if (migrated > 0)
+      logger.info({ keys: migrated }, 'store upgraded: each key from before accounts is now the only key of its own account');
+  };
+  if (reachable) {
+    await migrate();
+    return undefined;
+  }
+  const upgrading = setInterval(() => {
+    migrate().then(
+      () => clearInterval(upgrading),
+      () => {},
+    );
+  }, 2_000);
+  upgrading.unref();
+  return upgrading;
+}
+
+/** The Tokenmeter over services already built; `release` closes what its builder opened beyond the meter and pools. */
+export function assemble(deps: MeterDeps, release: () => Promise<void>): Tokenmeter {
+  const { meter, logger, lifecycle } = deps;
+  let closing: Promise<void> | undefined;
+  const stopAccepting = () => {
+    lifecycle.draining = true;
+  };
+  return {
+    ...createRouters(deps),
+    store: deps.store,
+    reloadModels: deps.reloadModels ?? (() => Promise.reject(new Error('no models file to reload: the models were given inline'))),
+    stopAccepting,
+    get draining() {
+      return lifecycle.draining;
+    },
+    close: ({ timeoutMs = 10_000 } = {}) =>
+      (closing ??= (async () => {
+        stopAccepting();
+        if (!(await meter.drain(timeoutMs))) {
+          logger.error({ backlog: meter.backlog() }, 'settlements still pending at close; the journal keeps them');
+        }
+        meter.stop();
+        deps.upstreams.close();
+        await release();
+      })()),
+  };
+}
+
+/** The models: given inline (fixed), or the models file (reloadable). */
+function catalogSource(config: MeterConfig, parts: MeterParts): { current: () => Catalog; reload?: () => Promise<number> } {
+  const defaults = { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env: parts.env ?? process.env };
+  if (parts.models !== undefined) {
+    const content = Array.isArray(parts.models) ? { models: parts.models } : parts.models;
+    const catalog = buildCatalog(content, defaults, 'models option');
+    return { current: () => catalog };
+  }
+  const file = new ModelsFile(config.modelsFile, defaults);
+  return { current: file.current, reload: file.reload };
+}
+
+/**
+ * The stores to use, and whether the factory opened them (and so must close them). The console's session and
+ * commerce stores share the metering store's Redis connection; beside a host's own `store`, they are the host's
+ * `sessions`/`commerce` or, failing those, in memory (one process only).
+ */
+function openStore(config: MeterConfig, parts: MeterParts, logger: Logger): { stores: Stores; owned: boolean } {
+  if (parts.store) {
+    const sessions = parts.sessions ?? new MemorySessionStore();
+    return { stores: { store: parts.store, sessions, commerce: parts.commerce ?? new MemoryCommerceStore() }, owned: false };
+  }
+  if (parts.redis) {
+    const prefix = config.redisPrefix;
+    const stores = {
+      store: new RedisStore(parts.redis, { prefix }),
+      sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
+      commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
+    };
+    return { stores, owned: false };
+  }
+  return { stores: createStores(config, logger), owned: true };
+}
+
+function openJournal(file: string): Journal {
+  try {
+    return new Journal(file);
+  } catch (err) {
+    const detail = `cannot open ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    throw new ConfigError(`invalid tokenmeter option journalFile: ${detail}`, 'journalFile', detail);
+  }
+}
+
+async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      await store.ping();
+      return true;
+    } catch {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

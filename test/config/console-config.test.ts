@@ -1,0 +1,37 @@
+/** The console's and product center's variables: defaults, parsing and one-line refusals. */
+import { loadConfig, ConfigError } from '../../src/config/config';
+
+describe('console configuration', () => {
+  it('defaults: registration closed, a week of idle sessions, 10 failures per 15 minutes, no proxy trusted, no Stripe', () => {
+    expect(loadConfig({})).toMatchObject({
+      accountRegistration: 'closed',
+      sessionIdleMs: 168 * 3_600_000,
+      loginMaxFailures: 10,
+      loginFailureWindowMs: 15 * 60_000,
+      trustProxy: false,
+      stripe: undefined,
+    });
+  });
+
+  it('parses TRUST_PROXY as Express takes it: a flag, a hop count or addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toBe('10.0.0.0/8, 127.0.0.1');
+    expect(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');
+    expect(() => loadConfig({ TRUST_PROXY: 'everyone' })).toThrow(ConfigError);
+  });
+
+  it('turns Stripe on only with both the secret key and the webhook secret', () => {
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }).stripe).toBeUndefined();
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_y' }).stripe).toEqual({
+      secretKey: 'sk_test_x',
+      webhookSecret: 'whsec_y',
+      apiUrl: undefined,
+    });
+  });
+
+  it('names the variable when a value is wrong', () => {
+    expect(() => loadConfig({ ACCOUNT_REGISTRATION: 'maybe' })).toThrow(/ACCOUNT_REGISTRATION: must be open or closed/);
+    expect(() => loadConfig({ SESSION_IDLE_HOURS: '0' })).toThrow(/SESSION_IDLE_HOURS/);
+  });
+});

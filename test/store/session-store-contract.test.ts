@@ -1,0 +1,101 @@
+/** One contract, two session stores: MemorySessionStore and RedisSessionStore (on a real redis-server) behave the same. */
+import { makeSessionStore, type Under } from '../helpers/console-stores';
+import { storeKinds } from '../helpers/stores';
+import type { SessionStore } from '../../src/store/session-types';
+
+const HOUR = 3_600_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(storeKinds)('%s session store', (kind) => {
+  let s: Under<SessionStore>;
+  beforeEach(async () => {
+    s = await makeSessionStore(kind);
+  });
+  afterEach(async () => {
+    await s.close();
+  });
+
+  describe('sessions', () => {
+    it('finds a session by account and hash, and nothing for another account or hash', async () => {
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, stamp: 's1' });
+      expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toMatchObject({ accountId: 'acc_a', stamp: 's1' });
+      expect(await s.store.touchSession('acc_b', 'h1', HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'h2', HOUR)).toBeUndefined();
+    });
+
+    it('ends a session left unused for its idle time, and keeps one that is used within it', async () => {
+      // Wide margins: a loaded machine may oversleep, and the busy session must still be touched within its idle time.
+      await s.store.createSession({ accountId: 'acc_a', hash: 'idle', idleMs: 500, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'busy', idleMs: 500, stamp: 's1' });
+      for (let i = 0; i < 5; i++) {
+        await sleep(150);
+        expect(await s.store.touchSession('acc_a', 'busy', 500)).toBeDefined();
+      }
+      expect(await s.store.touchSession('acc_a', 'idle', 500)).toBeUndefined();
+    });
+
+    it('deletes one session, leaving the account’s others', async () => {
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h2', idleMs: HOUR, stamp: 's1' });
+      expect(await s.store.deleteSession('acc_a', 'h1')).toBe(true);
+      expect(await s.store.deleteSession('acc_a', 'h1')).toBe(false);
+      expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'h2', HOUR)).toBeDefined();
+    });
+
+    it('deletes every session of one account at once, and no other account’s', async () => {
+      for (const h of ['h1', 'h2', 'h3']) await s.store.createSession({ accountId: 'acc_a', hash: h, idleMs: HOUR, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_b', hash: 'hb', idleMs: HOUR, stamp: 's1' });
+      expect(await s.store.deleteAccountSessions('acc_a')).toBe(3);
+      for (const h of ['h1', 'h2', 'h3']) expect(await s.store.touchSession('acc_a', h, HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_b', 'hb', HOUR)).toBeDefined();
+      expect(await s.store.deleteAccountSessions('acc_a')).toBe(0);
+    });
+
+    it('stores only the hash it was given, under the account’s hash tag (one Cluster slot)', async () => {
+      if (!s.redis) return; // the memory store keeps what it is given by construction
+      await s.store.createSession({ accountId: 'acc_a', hash: 'deadbeef', idleMs: HOUR, stamp: 's1' });
+      const keys = await s.redis.keys(`${s.prefix}*`);
+      expect(keys.sort()).toEqual([`${s.prefix}{acc_a}:ss`, `${s.prefix}{acc_a}:ss:deadbeef`]);
+    });
+  });
+
+  describe('attempt windows', () => {
+    it('allows max attempts per window, then refuses with the time left', async () => {
+      for (let i = 0; i < 3; i++) expect(await s.store.takeAttempt('b1', 60_000, 3)).toEqual({ allowed: true });
+      const refused = await s.store.takeAttempt('b1', 60_000, 3);
+      expect(refused.allowed).toBe(false);
+      if (!refused.allowed) {
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+      }
+      expect(await s.store.takeAttempt('b2', 60_000, 3)).toEqual({ allowed: true });
+    });
+
+    it('lets no more than max through when many arrive at once', async () => {
+      const results = await Promise.all(Array.from({ length: 40 }, () => s.store.takeAttempt('b', 60_000, 10)));
+      expect(results.filter((r) => r.allowed)).toHaveLength(10);
+    });
+
+    it('a refunded attempt frees its place; a cleared bucket starts over; a window ends by itself', async () => {
+      for (let i = 0; i < 2; i++) await s.store.takeAttempt('b', 60_000, 2);
+      await s.store.refundAttempt('b');
+      expect((await s.store.takeAttempt('b', 60_000, 2)).allowed).toBe(true);
+      expect((await s.store.takeAttempt('b', 60_000, 2)).allowed).toBe(false);
+      await s.store.clearAttempts('b');
+      expect((await s.store.takeAttempt('b', 60_000, 2)).allowed).toBe(true);
+
+      await s.store.takeAttempt('short', 100, 1);
+      expect((await s.store.takeAttempt('short', 100, 1)).allowed).toBe(false);
+      await sleep(150);
+      expect((await s.store.takeAttempt('short', 100, 1)).allowed).toBe(true);
+    });
+
+    it('a refund never goes below zero', async () => {
+      await s.store.refundAttempt('b');
+      await s.store.refundAttempt('b');
+      expect((await s.store.takeAttempt('b', 60_000, 1)).allowed).toBe(true);
+      expect((await s.store.takeAttempt('b', 60_000, 1)).allowed).toBe(false);
+    });
+  });
+});
