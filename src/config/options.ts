@@ -186,11 +186,14 @@ const listenShape = {
    * the client is and whether it came over https. `false`, `true`, a hop count, or addresses/CIDRs. Default false.
    */
   trustProxy: z
-    .union([
-      z.boolean(),
-      z.number().int().nonnegative(),
-      z.string().regex(/^([0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/),
-    ], { error: 'must be true, false, a hop count or addresses' })
+    .union(
+      [
+        z.boolean(),
+        z.number().int().nonnegative(),
+        z.string().regex(/^([0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/),
+      ],
+      { error: 'must be true, false, a hop count or addresses' },
+    )
     .default(false),
 };
 export const meterOptionsSchema = z.strictObject(meterShape);

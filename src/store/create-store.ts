@@ -22,7 +22,12 @@ export interface Stores {
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
-  if (!config.redisUrl) return { store: new MemoryStore({ limitWindowMs: config.limitWindowMs }), sessions: new MemorySessionStore(), commerce: new MemoryCommerceStore() };
+  if (!config.redisUrl)
+    return {
+      store: new MemoryStore({ limitWindowMs: config.limitWindowMs }),
+      sessions: new MemorySessionStore(),
+      commerce: new MemoryCommerceStore(),
+    };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
   return {
