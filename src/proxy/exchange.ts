@@ -4,9 +4,7 @@
  */
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { apiError, sendError, type ApiError } from '../http/errors';
-import { countText } from '../metering/estimate';
 import { downstreamResponseHeaders } from '../http/http-headers';
 import type { Response } from 'express';
 import type { Logger } from '../observability/logger';
@@ -15,7 +13,9 @@ import { charge, type Lease, type Meter } from '../metering/metering';
 import type { Model } from '../catalog/models';
 import { rewriteModel } from './model-rewriter';
 import { SseTap, type Usage } from './sse-tap';
-import { upstreamFailure } from './upstream-errors';
+import { completionTextTokens, reportedUsage } from './response-usage';
+import { collect, decoded } from './upstream-body';
+import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -285,108 +285,4 @@ export class Exchange {
     this.ctx.lease.stop();
     if (this.streaming) this.deps.metrics.activeStreams.dec();
   }
-}
-
-/** The body, decompressed when the upstream ignored our identity request; undefined for an encoding we cannot read. */
-function decoded(res: IncomingMessage): Readable | undefined {
-  const enc = (res.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-  if (enc === 'identity' || enc === '') return res;
-  const decoder =
-    enc === 'gzip' || enc === 'x-gzip'
-      ? createGunzip()
-      : enc === 'deflate'
-        ? createInflate()
-        : enc === 'br'
-          ? createBrotliDecompress()
-          : undefined;
-  if (!decoder) return undefined;
-  res.once('error', (err) => decoder.destroy(err));
-  return res.pipe(decoder);
-}
-
-/** Buffers a body up to `limit` bytes; calls back with undefined when it is larger. */
-function collect(
-  body: Readable,
-  limit: number,
-  done: (buf: Buffer | undefined) => void,
-  failed: (err: NodeJS.ErrnoException) => void,
-): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let over = false;
-  body.on('data', (c: Buffer) => {
-    if (over) return;
-    size += c.length;
-    if (size > limit) {
-      over = true;
-      done(undefined);
-      return;
-    }
-    chunks.push(c);
-  });
-  body.once('end', () => {
-    if (!over) done(Buffer.concat(chunks, size));
-  });
-  body.once('error', failed);
-}
-
-function reportedUsage(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined): Usage | undefined {
-  const p = usage?.prompt_tokens;
-  const c = usage?.completion_tokens;
-  if (!Number.isSafeInteger(p) || !Number.isSafeInteger(c) || (p as number) < 0 || (c as number) < 0) return undefined;
-  return { promptTokens: p as number, completionTokens: c as number };
-}
-
-/** Our count of a non-streamed response's completion: every choice's text and tool-call arguments. */
-function completionTextTokens(choices: unknown): number {
-  if (!Array.isArray(choices)) return 0;
-  let n = 0;
-  for (const choice of choices) {
-    const msg = (choice as { message?: { content?: unknown; tool_calls?: unknown; reasoning_content?: unknown } })?.message;
-    if (typeof msg?.content === 'string') n += countText(msg.content);
-    if (typeof msg?.reasoning_content === 'string') n += countText(msg.reasoning_content);
-    if (Array.isArray(msg?.tool_calls)) {
-      for (const call of msg.tool_calls) {
-        const args = (call as { function?: { arguments?: unknown } })?.function?.arguments;
-        if (typeof args === 'string') n += countText(args);
-      }
-    }
-  }
-  return n;
-}
-
-/** An upstream error status and body, in our shape: its status and message kept. */
-function upstreamErrorFrom(status: number, body: Buffer | undefined): ApiError {
-  let message = `The upstream answered with status ${status}.`;
-  let type: string | undefined;
-  let param: string | null = null;
-  if (body && body.length > 0) {
-    const text = body.toString('utf8');
-    try {
-      const parsed = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
-      const e = parsed.error;
-      if (typeof e === 'object' && e !== null) {
-        const o = e as { message?: unknown; type?: unknown; param?: unknown };
-        if (typeof o.message === 'string') message = o.message;
-        if (typeof o.type === 'string') type = o.type;
-        if (typeof o.param === 'string') param = o.param;
-      } else if (typeof e === 'string') message = e;
-      else if (typeof parsed.message === 'string') message = parsed.message;
-      else if (typeof parsed.detail === 'string') message = parsed.detail;
-    } catch {
-      message = text.slice(0, 500);
-    }
-  }
-  // The upstream refusing *our* credentials is our fault, not the client's key: a gateway error, not a 401/403.
-  if (status === 401 || status === 403 || status === 407) {
-    return { code: 'upstream_error', message: `The upstream refused the proxy's credentials (status ${status}).`, status: 502 };
-  }
-  const valid = status >= 400 && status <= 599;
-  return {
-    code: 'upstream_error',
-    message,
-    param,
-    status: valid ? status : 502,
-    type: type ?? (valid && status < 500 ? 'invalid_request_error' : 'api_error'),
-  };
 }
