@@ -54,6 +54,8 @@ describe.each([
       UPSTREAM_URL: upstream.url,
       MODELS_FILE: writeModelsFile(),
       ADMIN_TOKEN: ADMIN,
+      // These tests are about overspending, not a slow store: a loaded machine must not turn Redis latency into 503s.
+      STORE_TIMEOUT_MS: '10000',
     };
     proxies = [];
     for (let i = 0; i < 2; i++) {

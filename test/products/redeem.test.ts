@@ -73,8 +73,10 @@ describe('redemption codes', () => {
       param: 'code',
     });
     expect((await b.call('post', '/console/api/redeem', { code: 'TM-NOPE-NOPE' })).body.error.code).toBe('redemption_code_invalid');
-    const soon = await newCode({ tokens: 5, expires_at: Math.floor(Date.now() / 1000) + 1 });
-    await new Promise((r) => setTimeout(r, 2100));
+    // Far enough ahead that a loaded machine still creates it unexpired; then wait until it has passed.
+    const expiresAt = Math.floor(Date.now() / 1000) + 3;
+    const soon = await newCode({ tokens: 5, expires_at: expiresAt });
+    await new Promise((r) => setTimeout(r, expiresAt * 1000 - Date.now() + 1_100));
     const expired = await b.call('post', '/console/api/redeem', { code: soon.code });
     expect(expired.status).toBe(400);
     expect(expired.body.error.code).toBe('redemption_code_expired');
