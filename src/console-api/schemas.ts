@@ -212,7 +212,8 @@ export const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(i
 export const keyList = list(apiKey);
 export const usageList = list(usageRecord);
 export const dailyUsage = list(dailyUsageRow);
-export const productList = list(product);
+/** `GET /console/api/products`: the products for sale, and whether Stripe Checkout is configured to buy them. */
+export const productList = list(product).extend({ checkout: z.boolean() });
 export const checkoutResponse = z.object({ url: z.string() });
 export const loggedOut = z.object({ logged_out: z.literal(true) });
 export const deletedKey = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -237,5 +238,6 @@ export type CreatedKey = z.infer<typeof createdKey>;
 export type UsageRecord = z.infer<typeof usageRecord>;
 export type DailyUsageRow = z.infer<typeof dailyUsageRow>;
 export type Product = z.infer<typeof product>;
+export type ProductList = z.infer<typeof productList>;
 export type TokenPackage = z.infer<typeof tokenPackage>;
 export type ErrorBody = z.infer<typeof errorBody>;

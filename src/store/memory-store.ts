@@ -121,6 +121,10 @@ export class MemoryStore implements Store {
     };
   }
 
+  async getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]> {
+    return Promise.all(accountIds.map((id) => this.getAccount(id)));
+  }
+
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
     const id = this.byEmail.get(email);
     const acc = id === undefined ? undefined : this.accounts.get(id);

@@ -223,6 +223,8 @@ export interface Store {
   createAccount(input: NewAccount): Promise<CreateAccountResult>;
   /** Undefined when the account does not exist. */
   getAccount(accountId: string): Promise<AccountState | undefined>;
+  /** Several accounts' states at once, in the order asked (undefined for an unknown id): a page of a list in one go. */
+  getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]>;
   /** The account with this (normalised) email. */
   findAccountByEmail(email: string): Promise<AccountRecord | undefined>;
   /** Accounts in creation order. */

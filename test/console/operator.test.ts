@@ -141,17 +141,28 @@ describe('the operator console in Chromium', () => {
     const { page } = w;
     await page.getByRole('link', { name: 'Accounts' }).click();
     await settledPage(page, 'Accounts');
+    // The list carries the balances: the page asks for no account one by one.
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => void asked.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
     await page.getByLabel('Search by email or name').fill('mallory');
+    const answered = page.waitForResponse((r) => r.url().includes('/console/api/admin/accounts?search=mallory'));
     await page.getByRole('button', { name: 'Search' }).click();
+    await answered;
     const rows = page.locator('table.list tbody tr');
     // The search's answer: one row, the member's (the operator's own account is filtered out).
     await rows.filter({ hasText: MEMBER.email }).waitFor();
     await page.locator('table.list tbody tr:nth-child(2)').waitFor({ state: 'detached' });
+    page.off('request', onRequest);
+    expect(asked.filter((p) => p.startsWith('/console/api/admin/accounts/'))).toEqual([]);
     await expect(rows.count()).resolves.toBe(1);
     // The markup name shows as its characters, and no element was made of it.
     await expect(rows.first().innerText()).resolves.toContain(ATTACK);
     await expect(page.locator('main img').count()).resolves.toBe(0);
     await expect(rows.first().innerText()).resolves.toMatch(/5\d,\d{3}/);
+    const balance = async () =>
+      Number((await rows.first().locator('td[data-label="Balance"]').innerText()).split(' ')[0].replace(/,/g, ''));
+    const before = await balance();
 
     await page.getByRole('button', { name: `Grant tokens to ${MEMBER.email}` }).click();
     const grant = page.getByRole('form', { name: `Grant a package to ${MEMBER.email}` });
@@ -161,6 +172,8 @@ describe('the operator console in Chromium', () => {
       .getByRole('status')
       .filter({ hasText: `Granted 1,000 tokens to ${MEMBER.email}` })
       .waitFor();
+    // The row reads its account again before saying so: the balance shown is the new one.
+    expect(await balance()).toBe(before + 1000);
 
     await page.getByRole('button', { name: `Disable ${MEMBER.email}` }).click();
     await page.getByRole('button', { name: `Enable ${MEMBER.email}` }).waitFor();

@@ -134,9 +134,7 @@ function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
   const submit = (event: SubmitEvent) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const models = formValue(form, 'models')
-      .split(/[\s,]+/)
-      .filter(Boolean);
+    const models = new FormData(form).getAll('models').map(String);
     const cap = formValue(form, 'limit_tokens');
     const expires = endOfDay(formValue(form, 'expires'));
     void action.run(async () => {
@@ -155,7 +153,7 @@ function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
       <h2 id="create-key-title">Create a key</h2>
       <Field label="Name" name="name" required maxLength={200} hint="To tell your keys apart, e.g. the app that uses it." />
       <Field label="Expires on" name="expires" type="date" hint="Optional; the key stops working after this day (UTC)." />
-      <Field label="Models" name="models" hint="Optional; model ids separated by commas. Empty: every model." />
+      <ModelChoice />
       <Field
         label="Spending cap (tokens)"
         name="limit_tokens"
@@ -171,6 +169,32 @@ function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
         </button>
       </div>
     </form>
+  );
+}
+
+/** The models a key may be limited to, as checkboxes; none ticked: every model, including ones added later. */
+function ModelChoice() {
+  const [models] = useResource(() => api.models());
+  return (
+    <fieldset class="field models-choice" aria-describedby="models-hint">
+      <legend>Models</legend>
+      <Loaded resource={models} what="the models">
+        {(list) => (
+          <ul>
+            {list.map((m) => (
+              <li key={m.id}>
+                <label>
+                  <input type="checkbox" name="models" value={m.id} /> {m.id}
+                </label>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+      <small id="models-hint" class="hint">
+        Optional; the key may call only the ticked models. None ticked: every model, including ones added later.
+      </small>
+    </fieldset>
   );
 }
 
