@@ -79,16 +79,19 @@ export const pageLimit = z.coerce
 
 const unixQuery = z.coerce.number({ error: 'must be a Unix time in seconds' }).int('must be a Unix time in seconds').nonnegative();
 
+/** A usage record's `cursor`, given back to read on from it. */
+const cursor = z.string().regex(/^\d+-\d+$/, 'must be a cursor from an earlier page');
+
 /** `GET /console/api/usage` query: the same parameters as `/admin/usage`, within the account's own ledger. */
 export const usageQuery = z.strictObject({
   key_id: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   since: unixQuery.optional(),
   until: unixQuery.optional(),
-  after: z
-    .string()
-    .regex(/^\d+-\d+$/, 'must be a cursor from an earlier page')
-    .optional(),
+  /** Records after this cursor, the oldest `limit` of them: to read on as new records arrive. */
+  after: cursor.optional(),
+  /** Records before this cursor, the newest `limit` of them: to page back in time. */
+  before: cursor.optional(),
   limit: pageLimit,
 });
 

@@ -319,7 +319,8 @@ export class MemoryStore implements Store {
           (q.model === undefined || r.model === q.model) &&
           (q.since === undefined || r.created >= q.since) &&
           (q.until === undefined || r.created <= q.until) &&
-          (q.after === undefined || compareCursor(r.cursor, q.after) > 0),
+          (q.after === undefined || compareCursor(r.cursor, q.after) > 0) &&
+          (q.before === undefined || compareCursor(r.cursor, q.before) < 0),
       )
       .sort((a, b) => compareCursor(a.cursor, b.cursor))
       .map((r) => ({ ...r }));

@@ -206,6 +206,8 @@ export interface UsageQuery {
   until?: UnixSeconds;
   /** Only records after this cursor (a position in one account's ledger), oldest first: the first `limit` of them. */
   after?: string;
+  /** Only records strictly before this cursor: without `after`, the newest `limit` of them (to page back in time). */
+  before?: string;
   /** Most records returned: without `after`, the newest `limit`, still oldest first. */
   limit: number;
 }

@@ -26,6 +26,7 @@ describe('the operator console in Chromium', () => {
   let url: string;
   let w: WatchedPage;
   let memberKey: string;
+  let memberId: string;
   let codes: string[];
 
   beforeAll(async () => {
@@ -47,6 +48,7 @@ describe('the operator console in Chromium', () => {
     expect(cli).toMatchObject({ code: 0 });
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
     const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
+    memberId = member.id;
     memberKey = (await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
     // 60 requests: more than one page of the usage table (50).
     for (let i = 0; i < 60; i++) expect((await chat(url, memberKey)).status).toBe(200);
@@ -209,5 +211,21 @@ describe('the operator console in Chromium', () => {
     // Newest first, each request once.
     expect([...times].sort().reverse()).toEqual(times);
     expect(new Set(lines.slice(1).map((l) => l.split(',').at(-1))).size).toBe(60);
+  });
+
+  test('one account’s usage pages back before a cursor to exactly its 60 requests, then stops', async () => {
+    const { page } = w;
+    await page.getByRole('link', { name: 'All usage' }).click();
+    await settledPage(page, 'Usage across accounts');
+    const older = page.waitForResponse((r) => r.url().includes('before='));
+    await page.getByLabel('Account id').fill(memberId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.locator('table.list tbody tr');
+    await rows.nth(49).waitFor();
+    await page.getByRole('button', { name: 'Show older requests' }).click();
+    await older;
+    await rows.nth(59).waitFor();
+    await expect(rows.count()).resolves.toBe(60);
+    await expect(page.getByRole('button', { name: 'Show older requests' }).count()).resolves.toBe(0);
   });
 });

@@ -75,6 +75,7 @@ export interface UsageFilter {
   since?: number;
   until?: number;
   after?: string;
+  before?: string;
   limit?: number;
 }
 
