@@ -133,6 +133,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Spending cap (tokens)').fill('20000');
     // The models come from GET /console/api/models, offered as checkboxes.
     await page.getByRole('checkbox', { name: MODEL }).check();
+    await review(w, 'keys-form');
     await page.getByRole('button', { name: 'Create key' }).click();
 
     await page.getByText('it will not be shown again').waitFor();
