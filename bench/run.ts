@@ -106,6 +106,20 @@ async function main(): Promise<void> {
       }),
     },
     {
+      // The same, on a key with limits high enough never to refuse: the cost of checking and counting them, beside
+      // the row above (a key without limits), in the same run.
+      name: 'tokenmeter-redis-limited',
+      label: 'tokenmeter (Redis, limited key)',
+      node: true,
+      start: async () => ({
+        options: serverProcess('tokenmeter (Redis, limited key)', 'tokenmeter-server', {
+          UPSTREAM_URL: `${upstreamUrl}/v1`,
+          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+          BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
+        }),
+      }),
+    },
+    {
       name: 'nginx',
       label: 'nginx',
       node: false,

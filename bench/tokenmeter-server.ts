@@ -1,13 +1,15 @@
 /**
  * tokenmeter exactly as `npm start` runs it (src/server.ts's start(): all metering, the request log and the metrics
  * on), plus one bench key with a huge token package; prints `{"ready":true,"port":…,"key":"sk-…"}` once listening, and
- * shuts down cleanly on SIGTERM/SIGINT (so --cpu-prof is written).
+ * shuts down cleanly on SIGTERM/SIGINT (so --cpu-prof is written). BENCH_KEY_LIMITS (JSON, the admin API's `limits`)
+ * gives the key rate and concurrency limits, set too high to refuse anything: what checking them costs.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '../src/http/keys';
+import { limitsSchema } from '../src/limits/limits';
 import { start } from '../src/server';
 import './gc-on-signal';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
@@ -33,7 +35,15 @@ async function main(): Promise<void> {
   const key = generateKey();
   const created = await running.store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
   if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
-  await running.store.createKey(created.account.id, { hash: key.hash, prefix: key.prefix, name: 'bench', expiresAt: null, models: null });
+  const limits = process.env.BENCH_KEY_LIMITS ? limitsSchema.parse(JSON.parse(process.env.BENCH_KEY_LIMITS)) : null;
+  await running.store.createKey(created.account.id, {
+    hash: key.hash,
+    prefix: key.prefix,
+    name: 'bench',
+    expiresAt: null,
+    models: null,
+    limits,
+  });
   await running.store.grantPackage(created.account.id, { tokens: TOKENS, expiresAt: null });
   const { port } = running.server.address() as AddressInfo;
   console.log(JSON.stringify({ ready: true, port, key: key.secret, store: running.store.kind }));

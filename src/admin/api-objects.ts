@@ -1,4 +1,5 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
+import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits';
 import {
   keyStatus,
   type AccountRecord,
@@ -20,6 +21,8 @@ export interface AccountObject {
   /** Whether the account can log in to the console (never the hash itself). */
   has_password: boolean;
   created: number;
+  /** `{rpm?, tpm?, max_concurrent?}` shared by all its keys; null: none. */
+  limits: LimitsInput | null;
 }
 
 export interface UsageTotalsObject {
@@ -39,6 +42,8 @@ export interface AccountListObject extends AccountObject {
 export interface AccountDetailObject extends AccountListObject {
   packages: PackageObject[];
   usage: UsageTotalsObject;
+  /** The current use of the account's limits; null without limits. */
+  limit_use: LimitUseObject | null;
 }
 
 export interface KeyObject {
@@ -55,6 +60,15 @@ export interface KeyObject {
   spent_tokens: number;
   last_used: number | null;
   status: KeyStatus;
+  /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
+  limits: LimitsInput | null;
+}
+
+/** What a level's limits hold now: requests and tokens in the window, requests in flight. */
+export interface LimitUseObject {
+  requests?: { limit: number; remaining: number; reset_ms: number };
+  tokens?: { limit: number; remaining: number; reset_ms: number };
+  concurrent?: { limit: number; in_flight: number };
 }
 
 export interface PackageObject {
@@ -71,6 +85,8 @@ export interface KeyDetailObject extends KeyObject {
   debt: number;
   packages: PackageObject[];
   usage: UsageTotalsObject;
+  /** The current use of the key's limits; null without limits. */
+  limit_use: LimitUseObject | null;
 }
 
 export interface UsageObject {
@@ -97,6 +113,7 @@ export function accountObject(a: AccountRecord): AccountObject {
     status: a.status,
     has_password: a.passwordHash !== null,
     created: a.created,
+    limits: a.limits && limitsObject(a.limits),
   };
 }
 
@@ -109,6 +126,7 @@ export function accountDetailObject(a: AccountState): AccountDetailObject {
     ...accountListObject(a),
     packages: a.packages.map(packageObject),
     usage: usageTotalsObject(a.usage),
+    limit_use: a.limitUse && limitUseObject(a.limitUse),
   };
 }
 
@@ -135,7 +153,16 @@ export function keyObject(k: KeyRecord): KeyObject {
     spent_tokens: k.spentTokens,
     last_used: k.lastUsed,
     status: keyStatus(k, Math.floor(Date.now() / 1000)),
+    limits: k.limits && limitsObject(k.limits),
   };
+}
+
+export function limitUseObject(u: LevelUse): LimitUseObject {
+  const out: LimitUseObject = {};
+  if (u.requests) out.requests = { limit: u.requests.limit, remaining: u.requests.remaining, reset_ms: u.requests.resetMs };
+  if (u.tokens) out.tokens = { limit: u.tokens.limit, remaining: u.tokens.remaining, reset_ms: u.tokens.resetMs };
+  if (u.concurrent) out.concurrent = { limit: u.concurrent.limit, in_flight: u.concurrent.inFlight };
+  return out;
 }
 
 export function packageObject(p: TokenPackage): PackageObject {
@@ -150,6 +177,7 @@ export function keyDetailObject(k: KeyState): KeyDetailObject {
     debt: k.debt,
     packages: k.packages.map(packageObject),
     usage: usageTotalsObject(k.usage),
+    limit_use: k.limitUse && limitUseObject(k.limitUse),
   };
 }
 

@@ -25,6 +25,7 @@ const NUMBERS = new Set([
   'upstreamTimeoutMs',
   'upstreamMaxFreeSockets',
   'reservationLeaseSeconds',
+  'rateLimitWindowSeconds',
   'storeTimeoutMs',
   'metricsPort',
   'sessionIdleHours',
