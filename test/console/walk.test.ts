@@ -133,6 +133,9 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Spending cap (tokens)').fill('20000');
     // The models come from GET /console/api/models, offered as checkboxes.
     await page.getByRole('checkbox', { name: MODEL }).check();
+    // Rate limits the self-service API accepts (issue 13): a key of one's own may be held to them.
+    await page.getByLabel('Requests per minute').fill('60');
+    await page.getByLabel('Requests at once').fill('2');
     await review(w, 'keys-form');
     await page.getByRole('button', { name: 'Create key' }).click();
 
@@ -151,6 +154,7 @@ describe('the console in Chromium', () => {
     await expect(page.locator('main img').count()).resolves.toBe(0);
     await expect(row.innerText()).resolves.toContain('20,000');
     await expect(row.locator('td[data-label="Models"]').innerText()).resolves.toBe(MODEL);
+    await expect(row.locator('td[data-label="Limits"]').innerText()).resolves.toBe('60 requests/min, 2 at once');
 
     // The secret lives only in the page's memory: not in storage, the URL or a cookie the page can read.
     await page.getByRole('button', { name: 'I have stored it' }).click();
