@@ -1,17 +1,17 @@
 /**
- * /admin/accounts: create, list and search, show (balance, packages, usage, keys), update (name, status, role,
+ * /admin/accounts: create, list and search (with balances), show (balance, packages, usage, keys), update (name, status, role,
  * password, limits), grant a package, create and list an account's keys.
  */
 import { Router } from 'express';
 import { z } from 'zod';
 import { adminRoute, accountNotFound, body, grantSchema, name, tokens, type AdminContext } from './admin-routes';
-import { accountDetailObject, accountObject, keyObject, packageObject } from './api-objects';
+import { accountDetailObject, accountListObject, accountObject, keyObject, packageObject } from './api-objects';
 import { createKeyResponse, newKeyFields } from './keys-routes';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accounts/password';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import { pageLimit } from '../console-api/schemas';
-import type { AccountPatch } from '../store/types';
+import type { AccountPatch, AccountState } from '../store/types';
 import { hasLimits, limitsSchema } from '../limits/limits';
 
 /** Emails are compared lower-cased and trimmed, so "Ada@Example.com " and "ada@example.com" are one account. */
@@ -93,7 +93,9 @@ export function accountsRoutes(ctx: AdminContext): Router {
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const { search, after, limit } = parsed.data;
       const page = await store.listAccounts({ search, after, limit: limit + 1 });
-      const data = page.slice(0, limit).map(accountObject);
+      const states = await store.getAccounts(page.slice(0, limit).map((a) => a.id));
+      // Accounts are never deleted, so every listed account has a state.
+      const data = states.filter((st): st is AccountState => st !== undefined).map(accountListObject);
       res.json({ data, has_more: page.length > limit });
     }),
   );

@@ -32,10 +32,14 @@ export interface UsageTotalsObject {
   charged_tokens: number;
 }
 
-export interface AccountDetailObject extends AccountObject {
+/** An account in the operator's list: its balance too, so a page of accounts needs no second request per row. */
+export interface AccountListObject extends AccountObject {
   balance: number;
   reserved: number;
   debt: number;
+}
+
+export interface AccountDetailObject extends AccountListObject {
   packages: PackageObject[];
   usage: UsageTotalsObject;
   /** The current use of the account's limits; null without limits. */
@@ -113,12 +117,13 @@ export function accountObject(a: AccountRecord): AccountObject {
   };
 }
 
+export function accountListObject(a: AccountState): AccountListObject {
+  return { ...accountObject(a), balance: a.balance, reserved: a.reserved, debt: a.debt };
+}
+
 export function accountDetailObject(a: AccountState): AccountDetailObject {
   return {
-    ...accountObject(a),
-    balance: a.balance,
-    reserved: a.reserved,
-    debt: a.debt,
+    ...accountListObject(a),
     packages: a.packages.map(packageObject),
     usage: usageTotalsObject(a.usage),
     limit_use: a.limitUse && limitUseObject(a.limitUse),

@@ -1,4 +1,4 @@
-/** /admin/usage: the ledger, filtered by account, key, model and time, read incrementally after a cursor. */
+/** /admin/usage: the ledger, filtered by account, key, model and time, read incrementally after a cursor or back in time before one. */
 import { Router } from 'express';
 import { z } from 'zod';
 import { adminRoute, type AdminContext } from './admin-routes';
@@ -18,13 +18,14 @@ export function usageRoutes(ctx: AdminContext): Router {
       const parsed = usageQuerySchema.safeParse(req.query);
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const q = parsed.data;
-      if (q.after !== undefined && q.key_id === undefined && q.account_id === undefined) {
+      const cursorParam = q.after !== undefined ? 'after' : q.before !== undefined ? 'before' : undefined;
+      if (cursorParam !== undefined && q.key_id === undefined && q.account_id === undefined) {
         return sendError(
           res,
           apiError(
             'invalid_request_error',
-            "Invalid 'after': a cursor belongs to one account's ledger; give account_id or key_id too.",
-            'after',
+            `Invalid '${cursorParam}': a cursor belongs to one account's ledger; give account_id or key_id too.`,
+            cursorParam,
           ),
         );
       }
@@ -35,6 +36,7 @@ export function usageRoutes(ctx: AdminContext): Router {
         since: q.since,
         until: q.until,
         after: q.after,
+        before: q.before,
         limit: q.limit,
       });
       res.json({ data: records.map(usageObject) });

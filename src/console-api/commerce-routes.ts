@@ -30,7 +30,9 @@ export function commerceRoutes(deps: CommerceRoutesDeps): Router {
   router.get(
     '/products',
     guard(async (_req, res) => {
-      res.json({ data: (await commerce.listProducts()).filter((p) => p.active).map(productObject) });
+      const data = (await commerce.listProducts()).filter((p) => p.active).map(productObject);
+      // Whether the products can be bought by card here, so the console shows a Buy button only where it works.
+      res.json({ data, checkout: deps.stripe !== undefined });
     }),
   );
 

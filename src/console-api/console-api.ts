@@ -1,6 +1,6 @@
 /**
  * The self-service API under /console/api: JSON only, cross-site requests refused, a session cookie for everything
- * but registration, login and the product list. Operators (role admin) reach the admin routes under /admin here too,
+ * but registration, login and the product list (the models list too needs a session). Operators (role admin) reach the admin routes under /admin here too,
  * with their session instead of ADMIN_TOKEN: the same handlers, so the console adds no second way to change state.
  */
 import express, { Router, type Request } from 'express';
@@ -8,6 +8,7 @@ import type Stripe from 'stripe';
 import { LoginThrottle } from '../accounts/login-throttle';
 import { Sessions } from '../accounts/sessions';
 import type { Catalog } from '../catalog/models';
+import { modelObject } from '../catalog/models-api';
 import { apiError, sendError } from '../http/errors';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/commerce-types';
@@ -58,6 +59,10 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   );
   router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
   router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard }));
+  // The models a key may be limited to, for an account holder who has no key yet: what /v1/models lists, unfiltered.
+  router.get('/models', session, (_req, res) => {
+    res.json({ object: 'list', data: options.catalog().list().map(modelObject) });
+  });
   router.use('/usage', session, usageRoutes({ store, guard }));
   if (options.adminRoutes) router.use('/admin', session, requireAdminRole, options.adminRoutes);
 

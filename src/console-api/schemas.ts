@@ -98,16 +98,19 @@ export const pageLimit = z.coerce
 
 const unixQuery = z.coerce.number({ error: 'must be a Unix time in seconds' }).int('must be a Unix time in seconds').nonnegative();
 
+/** A usage record's `cursor`, given back to read on from it. */
+const cursor = z.string().regex(/^\d+-\d+$/, 'must be a cursor from an earlier page');
+
 /** `GET /console/api/usage` query: the same parameters as `/admin/usage`, within the account's own ledger. */
 export const usageQuery = z.strictObject({
   key_id: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   since: unixQuery.optional(),
   until: unixQuery.optional(),
-  after: z
-    .string()
-    .regex(/^\d+-\d+$/, 'must be a cursor from an earlier page')
-    .optional(),
+  /** Records after this cursor, the oldest `limit` of them: to read on as new records arrive. */
+  after: cursor.optional(),
+  /** Records before this cursor, the newest `limit` of them: to page back in time. */
+  before: cursor.optional(),
   limit: pageLimit,
 });
 
@@ -233,7 +236,8 @@ export const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(i
 export const keyList = list(apiKey);
 export const usageList = list(usageRecord);
 export const dailyUsage = list(dailyUsageRow);
-export const productList = list(product);
+/** `GET /console/api/products`: the products for sale, and whether Stripe Checkout is configured to buy them. */
+export const productList = list(product).extend({ checkout: z.boolean() });
 export const checkoutResponse = z.object({ url: z.string() });
 export const loggedOut = z.object({ logged_out: z.literal(true) });
 export const deletedKey = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -258,5 +262,6 @@ export type CreatedKey = z.infer<typeof createdKey>;
 export type UsageRecord = z.infer<typeof usageRecord>;
 export type DailyUsageRow = z.infer<typeof dailyUsageRow>;
 export type Product = z.infer<typeof product>;
+export type ProductList = z.infer<typeof productList>;
 export type TokenPackage = z.infer<typeof tokenPackage>;
 export type ErrorBody = z.infer<typeof errorBody>;

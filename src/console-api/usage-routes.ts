@@ -33,6 +33,7 @@ export function usageRoutes(deps: { store: Store; guard: ReturnType<typeof store
         since: q.since,
         until: q.until,
         after: q.after,
+        before: q.before,
         limit: q.limit,
       });
       res.json({ data: records.map(usageObject) });

@@ -135,6 +135,10 @@ export class MemoryStore implements Store {
     };
   }
 
+  async getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]> {
+    return Promise.all(accountIds.map((id) => this.getAccount(id)));
+  }
+
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
     const id = this.byEmail.get(email);
     const acc = id === undefined ? undefined : this.accounts.get(id);
@@ -359,7 +363,8 @@ export class MemoryStore implements Store {
           (q.model === undefined || r.model === q.model) &&
           (q.since === undefined || r.created >= q.since) &&
           (q.until === undefined || r.created <= q.until) &&
-          (q.after === undefined || compareCursor(r.cursor, q.after) > 0),
+          (q.after === undefined || compareCursor(r.cursor, q.after) > 0) &&
+          (q.before === undefined || compareCursor(r.cursor, q.before) < 0),
       )
       .sort((a, b) => compareCursor(a.cursor, b.cursor))
       .map((r) => ({ ...r }));

@@ -20,8 +20,8 @@ export async function readLedgers(
 
 /** One account's matching records: the first `limit` after a cursor, else the last `limit`; oldest first either way. */
 async function readLedger(redis: Redis | Cluster, accountId: string, key: string, q: UsageQuery): Promise<UsageRecord[]> {
-  const low = q.after !== undefined ? `(${q.after}` : q.since !== undefined ? String(q.since * 1000) : '-';
-  const high = q.until !== undefined ? String(q.until * 1000 + 999) : '+';
+  const low = lowBound(q);
+  const high = highBound(q);
   const page = Math.max(q.limit, 100);
   const out: UsageRecord[] = [];
   const forward = q.after !== undefined;
@@ -37,4 +37,18 @@ async function readLedger(redis: Redis | Cluster, accountId: string, key: string
   }
   const taken = out.slice(0, q.limit);
   return forward ? taken : taken.reverse();
+}
+
+/** XRANGE's lower bound: the tighter of `after` (exclusive) and `since` (inclusive), so both hold. */
+function lowBound(q: UsageQuery): string {
+  const since = q.since !== undefined ? `${q.since * 1000}-0` : undefined;
+  if (q.after !== undefined && (since === undefined || compareCursor(q.after, since) >= 0)) return `(${q.after}`;
+  return since ?? '-';
+}
+
+/** XRANGE's upper bound: the tighter of `before` (exclusive) and `until` (inclusive, to its second's last entry). */
+function highBound(q: UsageQuery): string {
+  const until = q.until !== undefined ? `${q.until * 1000 + 999}-${Number.MAX_SAFE_INTEGER}` : undefined;
+  if (q.before !== undefined && (until === undefined || compareCursor(q.before, until) <= 0)) return `(${q.before}`;
+  return q.until !== undefined ? String(q.until * 1000 + 999) : '+';
 }

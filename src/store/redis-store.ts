@@ -172,6 +172,15 @@ export class RedisStore implements Store {
     return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]]);
   }
 
+  /**
+   * One ACCOUNT_STATE script per account, all issued before any reply is awaited: ioredis writes them back to back
+   * and the replies arrive together, so a page costs one round trip, not one per account. Not a MULTI or a pipeline
+   * object: the accounts live in different slots of a cluster, where those would be refused.
+   */
+  async getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]> {
+    return Promise.all(accountIds.map((id) => this.getAccount(id)));
+  }
+
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
     const id = await this.redis.get(this.global(`email:${email}`));
     return id === null ? undefined : this.accountRecord(id);

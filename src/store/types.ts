@@ -242,6 +242,8 @@ export interface UsageQuery {
   until?: UnixSeconds;
   /** Only records after this cursor (a position in one account's ledger), oldest first: the first `limit` of them. */
   after?: string;
+  /** Only records strictly before this cursor: without `after`, the newest `limit` of them (to page back in time). */
+  before?: string;
   /** Most records returned: without `after`, the newest `limit`, still oldest first. */
   limit: number;
 }
@@ -259,6 +261,8 @@ export interface Store {
   createAccount(input: NewAccount): Promise<CreateAccountResult>;
   /** Undefined when the account does not exist. */
   getAccount(accountId: string): Promise<AccountState | undefined>;
+  /** Several accounts' states at once, in the order asked (undefined for an unknown id): a page of a list in one go. */
+  getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]>;
   /** The account with this (normalised) email. */
   findAccountByEmail(email: string): Promise<AccountRecord | undefined>;
   /** Accounts in creation order. */

@@ -92,6 +92,17 @@ describe('admin API: accounts (redis store)', () => {
     expect((await admin().get('/admin/accounts?limit=0')).status).toBe(400);
   });
 
+  it('lists each account with its balance, reserved tokens and debt, so the list needs no request per account', async () => {
+    const ada = (await admin().post('/admin/accounts', { name: 'Ada', tokens: 500 })).body;
+    const grace = (await admin().post('/admin/accounts', { name: 'Grace' })).body;
+    await admin().post(`/admin/accounts/${grace.id}/packages`, { tokens: 1200 });
+    const list = (await admin().get('/admin/accounts')).body.data;
+    expect(list).toEqual([
+      expect.objectContaining({ id: ada.id, balance: 500, reserved: 0, debt: 0 }),
+      expect.objectContaining({ id: grace.id, balance: 1200, reserved: 0, debt: 0 }),
+    ]);
+  });
+
   it('grants packages to an account whose keys, each within its cap, all spend them', async () => {
     const account = (await admin().post('/admin/accounts', { name: 'team' })).body;
     expect((await admin().post(`/admin/accounts/${account.id}/packages`, { tokens: 10_000 })).status).toBe(201);

@@ -240,6 +240,11 @@ describe('admin API (redis store)', () => {
       expect(rest.body.data.map((r: { request_id: string }) => r.request_id)).toEqual(
         records.slice(2, 5).map((r: { request_id: string }) => r.request_id),
       );
+      // Paging back: before the 4th record's cursor, the newest two before it, oldest first.
+      const older = await admin().get(`/admin/usage?key_id=${k.id}&before=${records[3].cursor}&limit=2`);
+      expect(older.body.data.map((r: { request_id: string }) => r.request_id)).toEqual(
+        records.slice(1, 3).map((r: { request_id: string }) => r.request_id),
+      );
     });
 
     it('filters by model, time and limit across keys', async () => {
@@ -264,6 +269,8 @@ describe('admin API (redis store)', () => {
       ['since', 'since=yesterday'],
       ['after', 'after=notacursor&key_id=key_x'],
       ['after', 'after=1-0'],
+      ['before', 'before=yesterday&key_id=key_x'],
+      ['before', 'before=1-0'],
       ['colour', 'colour=blue'],
     ])('refuses a bad query with 400 naming %s', async (param, qs) => {
       const res = await admin().get(`/admin/usage?${qs}`);

@@ -41,6 +41,16 @@ describe('console routes', () => {
     expect((await ada.call('post', '/console/api/keys', {})).body.error.param).toBe('name');
   });
 
+  it('lists the models a key may be limited to, the same objects as /v1/models, to a session only', async () => {
+    const models = await ada.call('get', '/console/api/models');
+    expect(models.status).toBe(200);
+    const key = (await ada.call('post', '/console/api/keys', { name: 'models' })).body;
+    const v1 = await fetch(`${c.proxy.url}/v1/models`, { headers: { authorization: `Bearer ${key.key}` } });
+    expect(models.body).toEqual(await v1.json());
+    expect(models.body.data.length).toBeGreaterThan(0);
+    expect((await new Browser(c.proxy.url).call('get', '/console/api/models')).status).toBe(401);
+  });
+
   it('refuses bad usage queries with a 400', async () => {
     expect((await ada.call('get', '/console/api/usage?limit=0')).body.error.param).toBe('limit');
     expect((await ada.call('get', '/console/api/usage/daily?days=400')).body.error.param).toBe('days');

@@ -78,6 +78,11 @@ describe('the self-service walk', () => {
     expect(usage.status).toBe(200);
     expect(usage.body.data).toHaveLength(3);
     expect(usage.body.data.every((u: { key_id: string }) => u.key_id === created.body.id)).toBe(true);
+    // Paging back in time: before the newest record, the two older ones, oldest first.
+    const older = await browser.call('get', `/console/api/usage?before=${usage.body.data[2].cursor}&limit=5`);
+    expect(older.body.data.map((u: { request_id: string }) => u.request_id)).toEqual(
+      usage.body.data.slice(0, 2).map((u: { request_id: string }) => u.request_id),
+    );
 
     const daily = await browser.call('get', '/console/api/usage/daily?days=30');
     expect(daily.status).toBe(200);

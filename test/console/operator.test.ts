@@ -26,6 +26,7 @@ describe('the operator console in Chromium', () => {
   let url: string;
   let w: WatchedPage;
   let memberKey: string;
+  let memberId: string;
   let codes: string[];
 
   beforeAll(async () => {
@@ -47,6 +48,7 @@ describe('the operator console in Chromium', () => {
     expect(cli).toMatchObject({ code: 0 });
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
     const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
+    memberId = member.id;
     memberKey = (await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${member.id}/keys`, { name: 'script' })).key;
     // 60 requests: more than one page of the usage table (50).
     for (let i = 0; i < 60; i++) expect((await chat(url, memberKey)).status).toBe(200);
@@ -141,17 +143,28 @@ describe('the operator console in Chromium', () => {
     const { page } = w;
     await page.getByRole('link', { name: 'Accounts' }).click();
     await settledPage(page, 'Accounts');
+    // The list carries the balances: the page asks for no account one by one.
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => void asked.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
     await page.getByLabel('Search by email or name').fill('mallory');
+    const answered = page.waitForResponse((r) => r.url().includes('/console/api/admin/accounts?search=mallory'));
     await page.getByRole('button', { name: 'Search' }).click();
+    await answered;
     const rows = page.locator('table.list tbody tr');
     // The search's answer: one row, the member's (the operator's own account is filtered out).
     await rows.filter({ hasText: MEMBER.email }).waitFor();
     await page.locator('table.list tbody tr:nth-child(2)').waitFor({ state: 'detached' });
+    page.off('request', onRequest);
+    expect(asked.filter((p) => p.startsWith('/console/api/admin/accounts/'))).toEqual([]);
     await expect(rows.count()).resolves.toBe(1);
     // The markup name shows as its characters, and no element was made of it.
     await expect(rows.first().innerText()).resolves.toContain(ATTACK);
     await expect(page.locator('main img').count()).resolves.toBe(0);
     await expect(rows.first().innerText()).resolves.toMatch(/5\d,\d{3}/);
+    const balance = async () =>
+      Number((await rows.first().locator('td[data-label="Balance"]').innerText()).split(' ')[0].replace(/,/g, ''));
+    const before = await balance();
 
     await page.getByRole('button', { name: `Grant tokens to ${MEMBER.email}` }).click();
     const grant = page.getByRole('form', { name: `Grant a package to ${MEMBER.email}` });
@@ -161,6 +174,8 @@ describe('the operator console in Chromium', () => {
       .getByRole('status')
       .filter({ hasText: `Granted 1,000 tokens to ${MEMBER.email}` })
       .waitFor();
+    // The row reads its account again before saying so: the balance shown is the new one.
+    expect(await balance()).toBe(before + 1000);
 
     await page.getByRole('button', { name: `Disable ${MEMBER.email}` }).click();
     await page.getByRole('button', { name: `Enable ${MEMBER.email}` }).waitFor();
@@ -196,5 +211,21 @@ describe('the operator console in Chromium', () => {
     // Newest first, each request once.
     expect([...times].sort().reverse()).toEqual(times);
     expect(new Set(lines.slice(1).map((l) => l.split(',').at(-1))).size).toBe(60);
+  });
+
+  test('one account’s usage pages back before a cursor to exactly its 60 requests, then stops', async () => {
+    const { page } = w;
+    await page.getByRole('link', { name: 'All usage' }).click();
+    await settledPage(page, 'Usage across accounts');
+    const older = page.waitForResponse((r) => r.url().includes('before='));
+    await page.getByLabel('Account id').fill(memberId);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.locator('table.list tbody tr');
+    await rows.nth(49).waitFor();
+    await page.getByRole('button', { name: 'Show older requests' }).click();
+    await older;
+    await rows.nth(59).waitFor();
+    await expect(rows.count()).resolves.toBe(60);
+    await expect(page.getByRole('button', { name: 'Show older requests' }).count()).resolves.toBe(0);
   });
 });

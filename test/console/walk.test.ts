@@ -92,8 +92,14 @@ describe('the console in Chromium', () => {
     await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/products', { id: 'team', name: `Team ${ATTACK}`, tokens: 1_000_000, price: 7_900 });
     const [{ code }] = (await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/redemption-codes', { product_id: 'starter', count: 1 })).data;
 
+    // The product list says whether Checkout is configured: the page asks nothing else (no probing POST /checkout).
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => void (r.method() === 'POST' && posts.push(new URL(r.url()).pathname));
+    page.on('request', onRequest);
     await page.getByRole('link', { name: 'Products' }).click();
     await settledPage(page, 'Products');
+    page.off('request', onRequest);
+    expect(posts).toEqual([]);
     await expect(page.getByRole('heading', { name: `Team ${ATTACK}` }).count()).resolves.toBe(1);
     await expect(page.getByText('$79.00').count()).resolves.toBe(1);
     // Without Stripe configured there is nothing to click through to: the page says to ask for a code.
@@ -125,6 +131,12 @@ describe('the console in Chromium', () => {
     await expect(page.getByText('No keys yet.').count()).resolves.toBe(1);
     await page.getByLabel('Name').fill(ATTACK);
     await page.getByLabel('Spending cap (tokens)').fill('20000');
+    // The models come from GET /console/api/models, offered as checkboxes.
+    await page.getByRole('checkbox', { name: MODEL }).check();
+    // Rate limits the self-service API accepts (issue 13): a key of one's own may be held to them.
+    await page.getByLabel('Requests per minute').fill('60');
+    await page.getByLabel('Requests at once').fill('2');
+    await review(w, 'keys-form');
     await page.getByRole('button', { name: 'Create key' }).click();
 
     await page.getByText('it will not be shown again').waitFor();
@@ -141,6 +153,8 @@ describe('the console in Chromium', () => {
     await expect(row.locator('td').first().innerText()).resolves.toBe(ATTACK);
     await expect(page.locator('main img').count()).resolves.toBe(0);
     await expect(row.innerText()).resolves.toContain('20,000');
+    await expect(row.locator('td[data-label="Models"]').innerText()).resolves.toBe(MODEL);
+    await expect(row.locator('td[data-label="Limits"]').innerText()).resolves.toBe('60 requests/min, 2 at once');
 
     // The secret lives only in the page's memory: not in storage, the URL or a cookie the page can read.
     await page.getByRole('button', { name: 'I have stored it' }).click();

@@ -58,6 +58,11 @@ describe('Stripe Checkout', () => {
     await standIn.close();
   });
 
+  it('says in the product list that Checkout is configured', async () => {
+    const res = await new Browser(c.proxy.url).call('get', '/console/api/products');
+    expect(res.body).toMatchObject({ data: [{ id: 'starter' }], checkout: true });
+  });
+
   it('starts a Checkout Session for an active product, with the account and product in its metadata', async () => {
     const ada = await accountWithPassword(c.s.store, 'ada@example.org');
     const b = new Browser(c.proxy.url);

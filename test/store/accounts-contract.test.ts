@@ -83,6 +83,20 @@ describe.each(storeKinds)('%s store: accounts', (kind) => {
       expect((await s.store.listAccounts({ limit: 10, search: 'user4@' })).map((a) => a.id)).toEqual([ids[4]]);
     });
 
+    it('reads several accounts’ balances at once, in the order asked, undefined for an unknown id', async () => {
+      const a = await accountId(s.store, 'a@example.com');
+      const b = await accountId(s.store, 'b@example.com');
+      await s.store.grantPackage(b, { tokens: 700, expiresAt: null });
+      await s.store.reserve(reserveReq({ id: null, accountId: b }, 'req_b', { fixed: 100, allowance: 0 }));
+      const states = await s.store.getAccounts([b, 'acc_missing', a]);
+      expect(states.map((st) => st && { id: st.id, balance: st.balance, reserved: st.reserved, debt: st.debt })).toEqual([
+        { id: b, balance: 600, reserved: 100, debt: 0 },
+        undefined,
+        { id: a, balance: 0, reserved: 0, debt: 0 },
+      ]);
+      expect(await s.store.getAccounts([])).toEqual([]);
+    });
+
     it('updates name, role, status and password hash, and only of an existing account', async () => {
       const id = await accountId(s.store, 'ada@example.com');
       expect(await s.store.updateAccount(id, { name: 'Ada L.', role: 'admin', passwordHash: 'scrypt$new' })).toMatchObject({

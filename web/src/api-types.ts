@@ -3,6 +3,9 @@
  * so no zod reaches the bundle), plus the operator routes' shapes, which have no shared schema yet.
  */
 import type * as S from '../../src/console-api/schemas';
+import type { ModelObject } from '../../src/catalog/models-api';
+
+export type { ModelObject };
 
 export type Usage = S.Me['usage'];
 export type PackageObject = S.TokenPackage;
@@ -12,13 +15,14 @@ export type KeyObject = S.ApiKey;
 export type CreatedKey = S.CreatedKey;
 export type DailyUsage = S.DailyUsageRow;
 export type ProductObject = S.Product;
+export type ProductList = S.ProductList;
 export type CreateKeyRequest = S.CreateKeyRequest;
 
 /** A ledger record; the operator's view adds the account, and a keyless request (the operator's own) has no key. */
 export type UsageObject = Omit<S.UsageRecord, 'key_id'> & { key_id: string | null; account_id?: string };
 
-/** An account as the operator's routes list it (GET /admin/accounts): no balance; an API-only account has no email. */
-export interface AccountListItem {
+/** An account as the operator's routes return it (PATCH /admin/accounts/:id); an API-only account has no email. */
+export interface AccountItem {
   id: string;
   email: string | null;
   name: string;
@@ -29,8 +33,11 @@ export interface AccountListItem {
   created: number;
 }
 
+/** An account in the operator's list (GET /admin/accounts): with its balance, reserved tokens and debt. */
+export type AccountListItem = AccountItem & Pick<S.Me, 'balance' | 'reserved' | 'debt'>;
+
 /** One account in detail (GET /admin/accounts/:id): its balance, packages and usage too. */
-export type AccountDetail = AccountListItem & Omit<S.Me, keyof S.Account>;
+export type AccountDetail = AccountItem & Omit<S.Me, keyof S.Account>;
 
 /** A redemption code as the operator lists it: its state, never the code. */
 export interface CodeObject {

@@ -4,6 +4,7 @@
  */
 import type {
   AccountDetail,
+  AccountItem,
   AccountListItem,
   AccountObject,
   CodeObject,
@@ -13,7 +14,9 @@ import type {
   GeneratedCode,
   KeyObject,
   Me,
+  ModelObject,
   PackageObject,
+  ProductList,
   ProductObject,
   UsageObject,
 } from './api-types';
@@ -72,6 +75,7 @@ export interface UsageFilter {
   since?: number;
   until?: number;
   after?: string;
+  before?: string;
   limit?: number;
 }
 
@@ -85,28 +89,21 @@ export const api = {
   createKey: (body: CreateKeyRequest) => request<CreatedKey>('POST', '/keys', body),
   revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
 
+  models: () => list<ModelObject>('/models'),
+
   usage: (filter: UsageFilter) => list<UsageObject>('/usage', { ...filter }),
   daily: (days: number) => list<DailyUsage>('/usage/daily', { days }),
 
-  products: () => list<ProductObject>('/products'),
+  products: () => request<ProductList>('GET', '/products'),
   redeem: (code: string) => request<PackageObject>('POST', '/redeem', { code }),
   checkout: (productId: string) => request<{ url: string }>('POST', '/checkout', { product_id: productId }),
-  /**
-   * Whether the operator configured Stripe Checkout. The API has no flag for it, so this asks the checkout route with
-   * an empty body: refused as invalid (400) when it exists, unknown (404) when it does not; no session is created.
-   */
-  checkoutAvailable: () =>
-    request<unknown>('POST', '/checkout', {}).then(
-      () => true,
-      (err: unknown) => !(err instanceof ApiFailure && err.status === 404),
-    ),
 
   admin: {
     accounts: (query: { search?: string; after?: string; limit?: number }) =>
       request<{ data: AccountListItem[]; has_more: boolean }>('GET', '/admin/accounts', undefined, query),
     account: (id: string) => request<AccountDetail>('GET', `/admin/accounts/${encodeURIComponent(id)}`),
     setStatus: (id: string, status: 'active' | 'disabled') =>
-      request<AccountListItem>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, { status }),
+      request<AccountItem>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, { status }),
     grant: (id: string, body: { tokens: number; expires_at?: number }) =>
       request<PackageObject>('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body),
     products: () => list<ProductObject>('/admin/products'),

@@ -24,20 +24,40 @@ export interface LedgerProps {
 type FetchPage = LedgerProps['fetchPage'];
 
 /**
- * The `size` records just older than those shown (all of `shown` is newest first). The API answers the newest records
- * oldest first and pages only forward, so this asks for records up to the oldest shown second, with room for the ones
- * of that second already shown, and drops those. `more` is false once the API had no more to give.
+ * The `size` records just older than those shown (all of `shown` is newest first). `more` is false once the API had
+ * no more to give. Within one ledger (an account's own, or the operator's view of one account or key) this reads
+ * before the oldest shown record's cursor.
  */
 export async function olderRecords(
   fetchPage: FetchPage,
   filter: UsageFilter,
   shown: UsageObject[],
   size: number,
+  /** Whether the records may come from several accounts' ledgers (the operator's view, unfiltered). */
+  acrossAccounts: boolean,
 ): Promise<{ records: UsageObject[]; more: boolean }> {
-  const oldest = shown.length > 0 ? shown[shown.length - 1].created : undefined;
-  const sameSecond = oldest === undefined ? [] : shown.filter((r) => r.created === oldest);
+  const oldest = shown.at(-1);
+  if (oldest && acrossAccounts) return olderAcrossAccounts(fetchPage, filter, shown, size);
+  const page = await fetchPage({ ...filter, ...(oldest ? { before: oldest.cursor } : {}), limit: size });
+  // The API answers oldest first; the table reads newest first.
+  return { records: page.reverse(), more: page.length === size };
+}
+
+/**
+ * The operator's view of every account: a cursor belongs to one account's ledger (another's may hold the same one),
+ * so this pages by time instead: up to the oldest shown second, with room for the records of that second already
+ * shown, which it drops.
+ */
+async function olderAcrossAccounts(
+  fetchPage: FetchPage,
+  filter: UsageFilter,
+  shown: UsageObject[],
+  size: number,
+): Promise<{ records: UsageObject[]; more: boolean }> {
+  const oldest = shown[shown.length - 1].created;
+  const sameSecond = shown.filter((r) => r.created === oldest);
   const limit = Math.min(1000, size + sameSecond.length);
-  const page = await fetchPage({ ...filter, ...(oldest !== undefined ? { until: oldest } : {}), limit });
+  const page = await fetchPage({ ...filter, until: oldest, limit });
   const seen = new Set(sameSecond.map((r) => r.request_id));
   const records = page.reverse().filter((r) => !seen.has(r.request_id));
   // A full page of nothing new would repeat forever: only more than `limit` records in one second can cause it.
@@ -52,8 +72,9 @@ export function Ledger(props: LedgerProps) {
   const csv = useAction();
   const label = (id: string | null) => (id === null ? '(no key)' : props.keyLabel ? props.keyLabel(id) : id);
 
+  const acrossAccounts = props.accounts === true && filter.account_id === undefined && filter.key_id === undefined;
   const fetchOlder = async (shown: UsageObject[]) => {
-    const page = await olderRecords(props.fetchPage, filter, shown, PAGE);
+    const page = await olderRecords(props.fetchPage, filter, shown, PAGE, acrossAccounts);
     setRows([...shown, ...page.records]);
     setMore(page.more);
   };
@@ -79,7 +100,7 @@ export function Ledger(props: LedgerProps) {
     csv.run(async () => {
       const all: UsageObject[] = [];
       for (let more = true; more && all.length < CSV_MAX_ROWS;) {
-        const page = await olderRecords(props.fetchPage, filter, all, 1000);
+        const page = await olderRecords(props.fetchPage, filter, all, 1000, acrossAccounts);
         all.push(...page.records);
         more = page.more;
       }

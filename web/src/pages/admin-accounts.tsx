@@ -1,5 +1,5 @@
 /** Operators: find accounts, see their balance, disable or enable them, and grant a package of tokens. */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api } from '../api';
 import type { AccountListItem } from '../api-types';
@@ -10,7 +10,7 @@ const PAGE = 50;
 
 export function AdminAccounts({ me }: PageProps) {
   const [search, setSearch] = useState('');
-  const [accounts, reload] = useResource(() => api.admin.accounts({ search: search || undefined, limit: PAGE }), [search]);
+  const [accounts] = useResource(() => api.admin.accounts({ search: search || undefined, limit: PAGE }), [search]);
   const [more, setMore] = useState<AccountListItem[]>([]);
   const [hasMore, setHasMore] = useState<boolean>();
   const paging = useAction();
@@ -55,7 +55,7 @@ export function AdminAccounts({ me }: PageProps) {
                 </thead>
                 <tbody>
                   {shown.map((a) => (
-                    <AccountRow key={a.id} account={a} self={a.id === me.id} onChanged={reload} />
+                    <AccountRow key={a.id} account={a} self={a.id === me.id} />
                   ))}
                 </tbody>
               </table>
@@ -73,9 +73,11 @@ export function AdminAccounts({ me }: PageProps) {
   );
 }
 
-function AccountRow({ account: a, self, onChanged }: { account: AccountListItem; self: boolean; onChanged: () => void }) {
-  // The list has no balances; each row asks for its account's.
-  const [detail, reloadDetail] = useResource(() => api.admin.account(a.id), [a.id]);
+function AccountRow({ account, self }: { account: AccountListItem; self: boolean }) {
+  // The list carries each balance; after a change this row alone reads its account again (rows of later pages too).
+  const [fresh, setFresh] = useState<AccountListItem>();
+  useEffect(() => setFresh(undefined), [account]);
+  const a = fresh ?? account;
   const action = useAction();
   const [granting, setGranting] = useState(false);
   const [granted, setGranted] = useState<string>();
@@ -83,7 +85,7 @@ function AccountRow({ account: a, self, onChanged }: { account: AccountListItem;
   const toggle = () =>
     action.run(async () => {
       await api.admin.setStatus(a.id, a.status === 'active' ? 'disabled' : 'active');
-      onChanged();
+      setFresh(await api.admin.account(a.id));
     });
   const grant = (event: SubmitEvent) => {
     event.preventDefault();
@@ -92,9 +94,10 @@ function AccountRow({ account: a, self, onChanged }: { account: AccountListItem;
     const expires = endOfDay(formValue(form, 'expires'));
     void action.run(async () => {
       await api.admin.grant(a.id, { tokens: amount, ...(expires !== undefined ? { expires_at: expires } : {}) });
+      const updated = await api.admin.account(a.id);
       setGranting(false);
+      setFresh(updated);
       setGranted(`Granted ${tokens(amount)} tokens to ${who}.`);
-      reloadDetail();
     });
   };
   return (
@@ -109,14 +112,9 @@ function AccountRow({ account: a, self, onChanged }: { account: AccountListItem;
       </td>
       <td data-label="Role">{a.role}</td>
       <td data-label="Balance">
-        <Loaded resource={detail} what="the balance">
-          {(d) => (
-            <>
-              {tokens(d.balance)}
-              {d.reserved > 0 && <span class="muted"> ({tokens(d.reserved)} reserved)</span>}
-            </>
-          )}
-        </Loaded>
+        {tokens(a.balance)}
+        {a.reserved > 0 && <span class="muted"> ({tokens(a.reserved)} reserved)</span>}
+        {a.debt > 0 && <span class="muted"> ({tokens(a.debt)} owed)</span>}
       </td>
       <td data-label="Status">
         <span class={`status ${a.status}`}>{a.status}</span>

@@ -3,13 +3,24 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../app';
 import { api } from '../api';
 import type { CreatedKey, KeyObject } from '../api-types';
-import { dateTime, endOfDay, nowSeconds, tokens } from '../format';
-import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
+import { dateTime, nowSeconds, tokens } from '../format';
+import { CreateKey } from './key-form';
+import { Empty, ErrorNote, Loaded, Notice, PageTitle, useAction, useResource } from '../ui';
 
 function status(k: KeyObject): string {
   if (k.revoked_at !== null) return 'revoked';
   if (k.expires_at !== null && k.expires_at <= nowSeconds()) return 'expired';
   return 'active';
+}
+
+/** A key's rate limits in a few words: "60 requests/min, 10,000 tokens/min, 2 at once", or "none". */
+export function limitsText(limits: KeyObject['limits']): string {
+  if (limits === null) return 'none';
+  const parts: string[] = [];
+  if (limits.rpm !== undefined) parts.push(`${tokens(limits.rpm)} requests/min`);
+  if (limits.tpm !== undefined) parts.push(`${tokens(limits.tpm)} tokens/min`);
+  if (limits.max_concurrent !== undefined) parts.push(`${tokens(limits.max_concurrent)} at once`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
 export function Keys(_props: PageProps) {
@@ -45,6 +56,7 @@ export function Keys(_props: PageProps) {
                   <th scope="col">Spent</th>
                   <th scope="col">Cap</th>
                   <th scope="col">Models</th>
+                  <th scope="col">Limits</th>
                   <th scope="col">Status</th>
                   <th scope="col">
                     <span class="visually-hidden">Actions</span>
@@ -96,6 +108,7 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
       <td data-label="Spent">{tokens(k.spent)}</td>
       <td data-label="Cap">{k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)}</td>
       <td data-label="Models">{k.models === null ? 'all' : k.models.join(', ')}</td>
+      <td data-label="Limits">{limitsText(k.limits)}</td>
       <td data-label="Status">
         <span class={`status ${state}`}>{state}</span>
         {k.expires_at !== null && state === 'active' && <span class="muted"> until {dateTime(k.expires_at)}</span>}
@@ -126,51 +139,6 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
         {action.error && <ErrorNote message={action.error} />}
       </td>
     </tr>
-  );
-}
-
-function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
-  const action = useAction();
-  const submit = (event: SubmitEvent) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const models = formValue(form, 'models')
-      .split(/[\s,]+/)
-      .filter(Boolean);
-    const cap = formValue(form, 'limit_tokens');
-    const expires = endOfDay(formValue(form, 'expires'));
-    void action.run(async () => {
-      const created = await api.createKey({
-        name: formValue(form, 'name'),
-        ...(expires !== undefined ? { expires_at: expires } : {}),
-        ...(models.length > 0 ? { models } : {}),
-        ...(cap !== '' ? { limit_tokens: Number(cap) } : {}),
-      });
-      form.reset();
-      onCreated(created);
-    });
-  };
-  return (
-    <form onSubmit={submit} class="panel grid-form" aria-labelledby="create-key-title">
-      <h2 id="create-key-title">Create a key</h2>
-      <Field label="Name" name="name" required maxLength={200} hint="To tell your keys apart, e.g. the app that uses it." />
-      <Field label="Expires on" name="expires" type="date" hint="Optional; the key stops working after this day (UTC)." />
-      <Field label="Models" name="models" hint="Optional; model ids separated by commas. Empty: every model." />
-      <Field
-        label="Spending cap (tokens)"
-        name="limit_tokens"
-        type="number"
-        min={1}
-        step={1}
-        hint="Optional; the most this key may ever spend."
-      />
-      {action.error && <ErrorNote message={action.error} />}
-      <div>
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Creating…' : 'Create key'}
-        </button>
-      </div>
-    </form>
   );
 }
 

@@ -11,14 +11,14 @@ export function validity(days: number | null): string {
 }
 
 export function Products({ refresh }: PageProps) {
-  const [products] = useResource(() => Promise.all([api.products(), api.checkoutAvailable()]));
+  const [products] = useResource(() => api.products());
   return (
     <>
       <PageTitle title="Products">Products</PageTitle>
       <Redeem onRedeemed={refresh} />
       <h2>Token packages</h2>
       <Loaded resource={products} what="the products">
-        {([list, canBuy]) =>
+        {({ data: list, checkout: canBuy }) =>
           list.length === 0 ? (
             <Empty>Nothing is for sale right now. If you have a code, redeem it above.</Empty>
           ) : (

@@ -1,0 +1,104 @@
+/** The form that creates an API key: name, expiry, the models it may call, a spending cap and rate limits. */
+import type { CreateKeyRequest, CreatedKey } from '../api-types';
+import { api } from '../api';
+import { endOfDay } from '../format';
+import { ErrorNote, Field, Loaded, formValue, useAction, useResource } from '../ui';
+
+export function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
+  const action = useAction();
+  const submit = (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const models = new FormData(form).getAll('models').map(String);
+    const cap = formValue(form, 'limit_tokens');
+    const limits = limitsOf(form);
+    const expires = endOfDay(formValue(form, 'expires'));
+    void action.run(async () => {
+      const created = await api.createKey({
+        name: formValue(form, 'name'),
+        ...(expires !== undefined ? { expires_at: expires } : {}),
+        ...(models.length > 0 ? { models } : {}),
+        ...(cap !== '' ? { limit_tokens: Number(cap) } : {}),
+        ...(limits ? { limits } : {}),
+      });
+      form.reset();
+      onCreated(created);
+    });
+  };
+  return (
+    <form onSubmit={submit} class="panel grid-form" aria-labelledby="create-key-title">
+      <h2 id="create-key-title">Create a key</h2>
+      <Field label="Name" name="name" required maxLength={200} hint="To tell your keys apart, e.g. the app that uses it." />
+      <Field label="Expires on" name="expires" type="date" hint="Optional; the key stops working after this day (UTC)." />
+      <ModelChoice />
+      <Field
+        label="Spending cap (tokens)"
+        name="limit_tokens"
+        type="number"
+        min={1}
+        step={1}
+        hint="Optional; the most this key may ever spend."
+      />
+      <LimitFields />
+      {action.error && <ErrorNote message={action.error} />}
+      <div>
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Creating…' : 'Create key'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The models a key may be limited to, as checkboxes; none ticked: every model, including ones added later. */
+function ModelChoice() {
+  const [models] = useResource(() => api.models());
+  return (
+    <fieldset class="field models-choice" aria-describedby="models-hint">
+      <legend>Models</legend>
+      <Loaded resource={models} what="the models">
+        {(list) => (
+          <ul>
+            {list.map((m) => (
+              <li key={m.id}>
+                <label>
+                  <input type="checkbox" name="models" value={m.id} /> {m.id}
+                </label>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+      <small id="models-hint" class="hint">
+        Optional; the key may call only the ticked models. None ticked: every model, including ones added later.
+      </small>
+    </fieldset>
+  );
+}
+
+type Limits = NonNullable<CreateKeyRequest['limits']>;
+
+/** The rate-limit fields filled in, or undefined when all are empty (no limits). */
+function limitsOf(form: HTMLFormElement): Limits | undefined {
+  const limits: Limits = {};
+  for (const name of ['rpm', 'tpm', 'max_concurrent'] as const) {
+    const value = formValue(form, name);
+    if (value !== '') limits[name] = Number(value);
+  }
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
+
+/** Requests per minute, tokens per minute and requests at once: each optional, checked by the API. */
+function LimitFields() {
+  return (
+    <fieldset class="field limits-choice" aria-describedby="limits-hint">
+      <legend>Rate limits</legend>
+      <Field label="Requests per minute" name="rpm" type="number" min={1} step={1} />
+      <Field label="Tokens per minute" name="tpm" type="number" min={1} step={1} />
+      <Field label="Requests at once" name="max_concurrent" type="number" min={1} step={1} />
+      <small id="limits-hint" class="hint">
+        Optional; a request past a limit gets 429 and is not charged. Empty: no limit of this key's own.
+      </small>
+    </fieldset>
+  );
+}
