@@ -18,7 +18,8 @@ import {
   parseReserveReply,
   tuple,
 } from './redis-records';
-import * as scripts from './scripts';
+import * as accountScripts from './account-scripts';
+import * as meteringScripts from './metering-scripts';
 import {
   SETTLE_DEDUP_SECONDS,
   type AccountPatch,
@@ -48,17 +49,17 @@ export { StoreReplyError, parseReserveReply } from './redis-records';
 
 type Client = Redis | Cluster;
 const SCRIPTS = {
-  tmReserve: scripts.RESERVE,
-  tmRenew: scripts.RENEW,
-  tmRelease: scripts.RELEASE,
-  tmSettle: scripts.SETTLE,
-  tmGrant: scripts.GRANT,
-  tmCreateKey: scripts.CREATE_KEY,
-  tmUpdateAccount: scripts.UPDATE_ACCOUNT,
-  tmRevoke: scripts.REVOKE,
-  tmAccountState: scripts.ACCOUNT_STATE,
-  tmKeyState: scripts.KEY_STATE,
-  tmMigrateKey: scripts.MIGRATE_KEY,
+  tmReserve: meteringScripts.RESERVE,
+  tmRenew: meteringScripts.RENEW,
+  tmRelease: meteringScripts.RELEASE,
+  tmSettle: meteringScripts.SETTLE,
+  tmGrant: accountScripts.GRANT,
+  tmCreateKey: accountScripts.CREATE_KEY,
+  tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
+  tmRevoke: accountScripts.REVOKE,
+  tmAccountState: accountScripts.ACCOUNT_STATE,
+  tmKeyState: accountScripts.KEY_STATE,
+  tmMigrateKey: accountScripts.MIGRATE_KEY,
 };
 type ScriptName = keyof typeof SCRIPTS;
 type RunScript = ReturnType<typeof defineScript>;
