@@ -5,7 +5,7 @@
 import { admitAll, LimitWindow, type HeldLevel } from '../limits/limit-window';
 import { LedgerCursors } from './memory-ledger';
 import { addUsage, capLeft, type Account, type Key } from './memory-records';
-import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from './types';
+import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from './metering-types';
 
 export interface MeteringOptions {
   now: () => number;

@@ -18,22 +18,19 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
-  type KeyPatch,
-  type KeyRecord,
-  type KeyRef,
-  type KeyState,
   type NewAccount,
-  type NewKey,
   type NewPackage,
+} from './account-types';
+import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from './key-types';
+import {
   type ReserveRequest,
   type ReserveResult,
   type Settlement,
   type SettleResult,
-  type Store,
-  type TokenPackage,
   type UsageQuery,
   type UsageRecord,
-} from './types';
+} from './metering-types';
+import { type Store, type TokenPackage } from './types';
 
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */

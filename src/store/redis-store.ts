@@ -21,7 +21,6 @@ import {
 import * as accountScripts from './account-scripts';
 import * as meteringScripts from './metering-scripts';
 import {
-  SETTLE_DEDUP_SECONDS,
   type AccountPatch,
   type AccountQuery,
   type AccountRecord,
@@ -29,21 +28,20 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
-  type KeyPatch,
-  type KeyRecord,
-  type KeyRef,
-  type KeyState,
   type NewAccount,
-  type NewKey,
   type NewPackage,
+} from './account-types';
+import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from './key-types';
+import {
+  SETTLE_DEDUP_SECONDS,
   type ReserveRequest,
   type ReserveResult,
   type Settlement,
   type SettleResult,
-  type Store,
   type UsageQuery,
   type UsageRecord,
-} from './types';
+} from './metering-types';
+import { type Store } from './types';
 
 export { StoreReplyError, parseReserveReply } from './redis-records';
 
