@@ -11,18 +11,9 @@ export {
 } from './config/options';
 export { MemoryStore } from './store/memory-store';
 export { RedisStore, redisClientOptions } from './store/redis-store';
-export type {
-  AccountRecord,
-  AccountState,
-  KeyRecord,
-  KeyState,
-  NewAccount,
-  NewKey,
-  NewPackage,
-  Settlement,
-  Store,
-  TokenPackage,
-  UsageRecord,
-} from './store/types';
+export type { AccountRecord, AccountState, NewAccount, NewPackage } from './store/account-types';
+export type { KeyRecord, KeyState, NewKey } from './store/key-types';
+export type { Settlement, UsageRecord } from './store/metering-types';
+export type { Store, TokenPackage } from './store/types';
 export { generateKey } from './http/keys';
 export { ModelsFileError, type ModelEntry } from './catalog/models';

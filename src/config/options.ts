@@ -9,7 +9,8 @@ import { z } from 'zod';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/commerce-types';
 import type { SessionStore } from '../store/session-types';
-import type { Settlement, Store } from '../store/types';
+import type { Settlement } from '../store/metering-types';
+import type { Store } from '../store/types';
 
 /** Who the host says a request is from (see README "Use as middleware"). */
 export interface Identity {

@@ -7,7 +7,8 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Model } from '../catalog/models';
 import type { AdmitResult, LimitEnd, Limits } from '../limits/limits';
-import type { ReserveResult, Settlement, Store } from '../store/types';
+import type { ReserveResult, Settlement } from '../store/metering-types';
+import type { Store } from '../store/types';
 
 export interface MeterOptions {
   store: Store;

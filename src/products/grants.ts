@@ -1,5 +1,6 @@
 /** Turns what was bought (a product, or a code's tokens) into a package credited exactly once per once-id. */
-import type { GrantResult, Store, TokenPackage, UnixSeconds } from '../store/types';
+import type { GrantResult } from '../store/account-types';
+import type { Store, TokenPackage, UnixSeconds } from '../store/types';
 
 export interface Purchase {
   tokens: number;

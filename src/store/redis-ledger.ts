@@ -3,7 +3,7 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { compareCursor } from './ids';
 import { parseUsageEntry } from './redis-records';
-import type { UsageQuery, UsageRecord } from './types';
+import type { UsageQuery, UsageRecord } from './metering-types';
 
 /** The matching records of these accounts' ledgers, merged in cursor order. */
 export async function readLedgers(

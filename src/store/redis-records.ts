@@ -1,7 +1,10 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
 import { decodeLimits, type LevelUse } from '../limits/limits';
 import { parseLevelUse, parseRefusal } from './redis-limits';
-import type { AccountRecord, AccountState, KeyRecord, KeyState, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
+import type { AccountRecord, AccountState } from './account-types';
+import type { KeyRecord, KeyState } from './key-types';
+import type { ReserveResult, UsageRecord } from './metering-types';
+import type { TokenPackage, UsageTotals } from './types';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
 export class StoreReplyError extends Error {

@@ -5,22 +5,12 @@ import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
 import { defineScript, RedisModelLimits } from './redis-limits';
 import { matchesSearch, newId } from './ids';
 import { readLedgers } from './redis-ledger';
+import { RedisKeys } from './redis-keys';
+import { RedisMetering } from './redis-metering';
 import { migrateLegacyKeys } from './redis-migration';
+import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
+import * as accountScripts from './account-scripts';
 import {
-  StoreReplyError,
-  pairs,
-  parseAccount,
-  parseAccountState,
-  parseKeyRecord,
-  parseKeyRef,
-  parseKeyState,
-  parsePackage,
-  parseReserveReply,
-  tuple,
-} from './redis-records';
-import * as scripts from './scripts';
-import {
-  SETTLE_DEDUP_SECONDS,
   type AccountPatch,
   type AccountQuery,
   type AccountRecord,
@@ -28,37 +18,28 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
-  type KeyPatch,
-  type KeyRecord,
-  type KeyRef,
-  type KeyState,
   type NewAccount,
-  type NewKey,
   type NewPackage,
+} from './account-types';
+import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from './key-types';
+import {
   type ReserveRequest,
   type ReserveResult,
   type Settlement,
   type SettleResult,
-  type Store,
   type UsageQuery,
   type UsageRecord,
-} from './types';
+} from './metering-types';
+import { type Store } from './types';
 
 export { StoreReplyError, parseReserveReply } from './redis-records';
 
 type Client = Redis | Cluster;
 const SCRIPTS = {
-  tmReserve: scripts.RESERVE,
-  tmRenew: scripts.RENEW,
-  tmRelease: scripts.RELEASE,
-  tmSettle: scripts.SETTLE,
-  tmGrant: scripts.GRANT,
-  tmCreateKey: scripts.CREATE_KEY,
-  tmUpdateAccount: scripts.UPDATE_ACCOUNT,
-  tmRevoke: scripts.REVOKE,
-  tmAccountState: scripts.ACCOUNT_STATE,
-  tmKeyState: scripts.KEY_STATE,
-  tmMigrateKey: scripts.MIGRATE_KEY,
+  tmGrant: accountScripts.GRANT,
+  tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
+  tmAccountState: accountScripts.ACCOUNT_STATE,
+  tmMigrateKey: accountScripts.MIGRATE_KEY,
 };
 type ScriptName = keyof typeof SCRIPTS;
 type RunScript = ReturnType<typeof defineScript>;
@@ -90,6 +71,8 @@ export class RedisStore implements Store {
   private readonly windowMs: number;
   private readonly run: Record<ScriptName, RunScript>;
   private readonly modelLimits: RedisModelLimits;
+  private readonly metering: RedisMetering;
+  private readonly keys: RedisKeys;
 
   constructor(
     private readonly redis: Client,
@@ -101,6 +84,9 @@ export class RedisStore implements Store {
     this.run = run;
     this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
     this.modelLimits = new RedisModelLimits(redis, this.prefix, this.windowMs);
+    const a = (accountId: string, part: string): string => this.a(accountId, part);
+    this.metering = new RedisMetering(redis, a, this.windowMs);
+    this.keys = new RedisKeys(redis, a, (name) => this.global(name), this.windowMs);
   }
 
   /** A key of account `accountId`'s slot. */
@@ -219,56 +205,12 @@ export class RedisStore implements Store {
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
   }
 
-  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
-    const id = newId('key');
-    const created = Math.floor(Date.now() / 1000);
-    const limit = input.limitTokens ?? null;
-    const fields = {
-      hash: input.hash,
-      name: input.name,
-      prefix: input.prefix,
-      created,
-      expires_at: input.expiresAt ?? 0,
-      revoked: 0,
-      models: input.models ? `\n${input.models.join('\n')}\n` : '',
-      limit: limit ?? '',
-      spent: 0,
-      reserved: 0,
-      last_used: '',
-      rl: encodeLimits(input.limits),
-    };
-    const made = await this.run.tmCreateKey(
-      [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
-      [id, ...Object.entries(fields).flat()],
-    );
-    if (Number(made) !== 1) return undefined;
-    // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
-    await this.redis.hset(this.global('ka'), id, accountId);
-    await this.redis.set(this.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
-    return {
-      id,
-      accountId,
-      name: input.name,
-      prefix: input.prefix,
-      created,
-      expiresAt: input.expiresAt,
-      revokedAt: null,
-      models: input.models,
-      limitTokens: limit,
-      spentTokens: 0,
-      lastUsed: null,
-      limits: input.limits ?? null,
-    };
+  createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
+    return this.keys.createKey(accountId, input);
   }
 
-  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
-    const accountId = await this.accountOfKey(keyId);
-    if (accountId === undefined) return undefined;
-    const fields: string[] = [];
-    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
-    // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
-    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
-    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
+  updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    return this.keys.updateKey(keyId, patch);
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
@@ -287,102 +229,42 @@ export class RedisStore implements Store {
     };
   }
 
-  async findKeyId(hash: string): Promise<KeyRef | undefined> {
-    const value = await this.redis.get(this.global(`h:${hash}`));
-    return value === null ? undefined : parseKeyRef(value);
+  findKeyId(hash: string): Promise<KeyRef | undefined> {
+    return this.keys.findKeyId(hash);
   }
 
-  private async accountOfKey(keyId: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.global('ka'), keyId)) ?? undefined;
+  getKey(keyId: string): Promise<KeyState | undefined> {
+    return this.keys.getKey(keyId);
   }
 
-  async getKey(keyId: string): Promise<KeyState | undefined> {
-    const accountId = await this.accountOfKey(keyId);
-    if (accountId === undefined) return undefined;
-    const reply = await this.run.tmKeyState(
-      [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
-      [keyId, this.windowMs],
-    );
-    const parts = tuple(reply, 'KEY_STATE');
-    if (parts.length === 0) return undefined;
-    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]]);
+  listKeys(accountId?: string): Promise<KeyRecord[]> {
+    return this.keys.listKeys(accountId);
   }
 
-  async listKeys(accountId?: string): Promise<KeyRecord[]> {
-    const owners: [string, string][] =
-      accountId === undefined
-        ? Object.entries(await this.redis.hgetall(this.global('ka')))
-        : (await this.redis.smembers(this.a(accountId, 'keys'))).map((id) => [id, accountId]);
-    const records = await Promise.all(
-      owners.map(async ([id, owner]) => [id, owner, await this.redis.hgetall(this.a(owner, `k:${id}`))] as const),
-    );
-    return records
-      .filter(([, , h]) => h.created !== undefined)
-      .map(([id, owner, h]) => parseKeyRecord(id, owner, h))
-      .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+  revokeKey(keyId: string): Promise<boolean> {
+    return this.keys.revokeKey(keyId);
   }
 
-  async revokeKey(keyId: string): Promise<boolean> {
-    const accountId = await this.accountOfKey(keyId);
-    if (accountId === undefined) return false;
-    return Number(await this.run.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
+  reserve(r: ReserveRequest): Promise<ReserveResult> {
+    return this.metering.reserve(r);
   }
 
-  async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    const A = r.accountId;
-    const reply = await this.run.tmReserve(
-      [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs, r.defaultAllowance ? 1 : 0],
-    );
-    return parseReserveReply(reply);
+  renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
+    return this.metering.renew(accountId, requestId, leaseMs);
   }
 
-  async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    const keys = [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')];
-    return Number(await this.run.tmRenew(keys, [requestId, leaseMs])) === 1;
+  release(accountId: string, requestId: string): Promise<void> {
+    return this.metering.release(accountId, requestId);
   }
 
-  async release(accountId: string, requestId: string): Promise<void> {
-    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId, this.windowMs]);
-  }
-
-  async settle(s: Settlement): Promise<SettleResult> {
-    const A = s.accountId;
-    const reply = await this.run.tmSettle(
-      [
-        this.a(A, 'a'),
-        this.a(A, `k:${s.keyId ?? ''}`),
-        this.a(A, 'p'),
-        this.a(A, 'r'),
-        this.a(A, 'ra'),
-        this.a(A, `s:${s.requestId}`),
-        this.a(A, 'u'),
-        this.a(A, 't'),
-      ],
-      [
-        s.requestId,
-        s.chargedTokens,
-        s.promptTokens,
-        s.completionTokens,
-        s.model,
-        s.estimated ? 1 : 0,
-        s.stream ? 1 : 0,
-        s.status,
-        SETTLE_DEDUP_SECONDS,
-        s.keyId ?? '',
-        this.windowMs,
-      ],
-    );
-    const [tag] = tuple(reply, 'SETTLE');
-    if (tag === 'ok') return 'settled';
-    if (tag === 'duplicate') return 'duplicate';
-    throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
+  settle(s: Settlement): Promise<SettleResult> {
+    return this.metering.settle(s);
   }
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
     let ids: string[];
     if (q.accountId !== undefined) ids = [q.accountId];
-    else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
+    else if (q.keyId !== undefined) ids = [await this.keys.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
     else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
     return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
   }

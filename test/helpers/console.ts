@@ -4,7 +4,8 @@
  */
 import request from 'supertest';
 import { hashPassword } from '../../src/accounts/password';
-import type { AccountRecord, Store } from '../../src/store/types';
+import type { AccountRecord } from '../../src/store/account-types';
+import type { Store } from '../../src/store/types';
 import { makeCommerceStore, makeSessionStore, type Under } from './console-stores';
 import { startProxy, type ProxyUnderTest } from './proxy';
 import { makeStore, type StoreKind, type StoreUnderTest } from './stores';

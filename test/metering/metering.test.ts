@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import { Journal } from '../../src/metering/journal';
 import { Meter, charge } from '../../src/metering/metering';
 import { MemoryStore } from '../../src/store/memory-store';
-import type { Settlement } from '../../src/store/types';
+import type { Settlement } from '../../src/store/metering-types';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import { createLogger } from '../../src/observability/logger';
 import { startRedisServer } from '../helpers/redis-server';

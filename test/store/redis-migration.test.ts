@@ -8,7 +8,7 @@ import Redis from 'ioredis';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import { LegacyStore } from '../helpers/legacy-store';
 import { testRedisUrl } from '../helpers/stores';
-import type { Settlement } from '../../src/store/types';
+import type { Settlement } from '../../src/store/metering-types';
 
 const settled = (keyId: string, requestId: string, charged: number): Settlement => ({
   accountId: keyId,

@@ -1,0 +1,175 @@
+/**
+ * The memory store's metering path: reserve, renew, release and settle on the store's accounts and keys, each one
+ * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold.
+ */
+import { admitAll, LimitWindow, type HeldLevel } from '../limits/limit-window';
+import { LedgerCursors } from './memory-ledger';
+import { addUsage, capLeft, type Account, type Key } from './memory-records';
+import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from './metering-types';
+
+export interface MeteringOptions {
+  now: () => number;
+  ledgerLimit: number;
+  dedupMs: number;
+  windowMs: number;
+}
+
+export class MemoryMetering {
+  private readonly now: () => number;
+  private readonly ledgerLimit: number;
+  private readonly dedupMs: number;
+  private readonly windowMs: number;
+  private readonly cursors = new LedgerCursors();
+
+  constructor(
+    private readonly accounts: Map<string, Account>,
+    private readonly keys: Map<string, Key>,
+    options: MeteringOptions,
+  ) {
+    this.now = options.now;
+    this.ledgerLimit = options.ledgerLimit;
+    this.dedupMs = options.dedupMs;
+    this.windowMs = options.windowMs;
+  }
+
+  private seconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  reserve(r: ReserveRequest): ReserveResult {
+    const acc = this.accounts.get(r.accountId);
+    const key = r.keyId === null ? undefined : this.keys.get(r.keyId);
+    if (r.keyId !== null) {
+      if (!key || key.record.accountId !== r.accountId) return { kind: 'invalid_key', reason: 'not_found' };
+      if (key.record.revokedAt !== null) return { kind: 'invalid_key', reason: 'revoked' };
+      if (key.record.expiresAt !== null && key.record.expiresAt <= this.seconds()) return { kind: 'invalid_key', reason: 'expired' };
+    }
+    if (!acc) return { kind: 'account_not_found' };
+    if (acc.record.status !== 'active') return { kind: 'account_disabled' };
+    if (key && key.record.models !== null && !key.record.models.includes(r.model)) return { kind: 'model_not_allowed' };
+    this.purge(acc);
+    // A request that reserves again (with a better prompt count) replaces what it holds, or drops it when refused.
+    const prior = this.dropReservation(acc, r.requestId);
+    const levels = this.levels(acc, key);
+    const now = this.now();
+    const refused = (result: ReserveResult): ReserveResult => {
+      if (prior && levels) for (const l of levels) l.window.end(r.requestId, { kind: 'undo' }, now);
+      return result;
+    };
+    const accountLeft = this.available(acc);
+    const keyLeft = key ? capLeft(key) : Infinity;
+    const available = Math.min(accountLeft, keyLeft);
+    if (available < r.fixed + r.unit) {
+      return refused({ kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' });
+    }
+    let per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    // A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
+    if (levels && r.defaultAllowance) {
+      for (const l of levels)
+        if (l.limits.tpm !== undefined) per = Math.max(1, Math.min(per, Math.floor((l.limits.tpm - r.fixed) / r.unit)));
+    }
+    const amount = Math.ceil(r.fixed + per * r.unit);
+    const admitted = levels && admitAll(levels, { tokens: amount, requestId: r.requestId, leaseMs: r.leaseMs }, now);
+    if (admitted?.kind === 'rate_limited') return refused(admitted);
+    acc.reservations.set(r.requestId, { amount, keyId: r.keyId, deadline: now + r.leaseMs });
+    acc.reserved += amount;
+    if (key) key.reserved += amount;
+    return admitted ? { kind: 'reserved', allowance: per, amount, limitUse: admitted.uses } : { kind: 'reserved', allowance: per, amount };
+  }
+
+  renew(accountId: string, requestId: string, leaseMs: number): boolean {
+    const acc = this.accounts.get(accountId);
+    const held = acc?.reservations.get(requestId);
+    if (!acc || !held) return false;
+    const now = this.now();
+    held.deadline = now + leaseMs;
+    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.renew(requestId, leaseMs, now);
+    return true;
+  }
+
+  release(accountId: string, requestId: string): void {
+    const acc = this.accounts.get(accountId);
+    const held = acc?.reservations.get(requestId);
+    if (!acc || !held) return;
+    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.end(requestId, { kind: 'release' }, this.now());
+    this.dropReservation(acc, requestId);
+  }
+
+  settle(s: Settlement): SettleResult {
+    const acc = this.accounts.get(s.accountId);
+    if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
+    const nowMs = this.now();
+    const markerExpiry = acc.settled.get(s.requestId);
+    if (markerExpiry !== undefined && markerExpiry > nowMs) return 'duplicate';
+    this.purge(acc);
+    this.dropReservation(acc, s.requestId);
+    const key = this.keyOf(s.keyId);
+    for (const l of this.levels(acc, key) ?? []) l.window.end(s.requestId, { kind: 'settle', tokens: s.chargedTokens }, nowMs);
+    let left = s.chargedTokens;
+    const now = this.seconds();
+    const live = acc.packages
+      .filter((p) => p.remaining > 0 && (p.expiresAt === null || p.expiresAt > now))
+      .sort((a, b) => (a.expiresAt ?? Infinity) - (b.expiresAt ?? Infinity) || (a.id < b.id ? -1 : 1));
+    for (const pkg of live) {
+      if (left === 0) break;
+      const take = Math.min(left, pkg.remaining);
+      pkg.remaining -= take;
+      left -= take;
+    }
+    acc.debt += left;
+    acc.ledger.push({ ...s, created: now, cursor: this.cursors.next(nowMs) });
+    addUsage(acc.totals, s);
+    if (key) {
+      addUsage(key.usage, s);
+      key.record.spentTokens += s.chargedTokens;
+      key.record.lastUsed = now;
+    }
+    // Trimmed in batches, so a full ledger costs one array shift per eighth of its size, not one per request.
+    if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
+      acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
+    acc.settled.set(s.requestId, nowMs + this.dedupMs);
+    return 'settled';
+  }
+
+  available(acc: Account): number {
+    const now = this.seconds();
+    const live = acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
+    return live - acc.debt - acc.reserved;
+  }
+
+  /** Drops expired reservations and settled-request markers. */
+  purge(acc: Account): void {
+    const now = this.now();
+    for (const [id, held] of acc.reservations) if (held.deadline <= now) this.dropReservation(acc, id);
+    // Markers are inserted in expiry order (one fixed TTL), so expired ones are always at the front.
+    for (const [id, expiry] of acc.settled) {
+      if (expiry > now) break;
+      acc.settled.delete(id);
+    }
+  }
+
+  /** True when the request held a reservation. */
+  private dropReservation(acc: Account, requestId: string): boolean {
+    const held = acc.reservations.get(requestId);
+    if (!held) return false;
+    acc.reservations.delete(requestId);
+    acc.reserved -= held.amount;
+    const key = held.keyId === null ? undefined : this.keys.get(held.keyId);
+    if (key) key.reserved -= held.amount;
+    return true;
+  }
+
+  private keyOf(keyId: string | null): Key | undefined {
+    return keyId === null ? undefined : this.keys.get(keyId);
+  }
+
+  /** The key's and the account's levels that have limits (key first); undefined when neither has any. */
+  private levels(acc: Account, key: Key | undefined): HeldLevel[] | undefined {
+    let out: HeldLevel[] | undefined;
+    if (key?.record.limits)
+      (out ??= []).push({ level: 'key', limits: key.record.limits, window: (key.window ??= new LimitWindow(this.windowMs)) });
+    if (acc.record.limits)
+      (out ??= []).push({ level: 'account', limits: acc.record.limits, window: (acc.window ??= new LimitWindow(this.windowMs)) });
+    return out;
+  }
+}

@@ -1,0 +1,89 @@
+/** The metering path's requests and answers: reserving, settling, and the usage ledger records settlement writes. */
+import type { LevelUse, LimitRefusal } from '../limits/limits';
+import type { UnixSeconds } from './types';
+
+export interface ReserveRequest {
+  accountId: string;
+  /** The key the request came with; null when the host app charges its account directly (no key, no cap). */
+  keyId: string | null;
+  requestId: string;
+  model: string;
+  /** Tokens charged for the prompt, already weighted. */
+  fixed: number;
+  /** Tokens charged per completion token the request may produce (output weight × choices). */
+  unit: number;
+  /** Completion tokens wanted per choice (max_tokens or the model's default). */
+  allowance: number;
+  /**
+   * The allowance is the model's default, not the client's max_tokens: a key's or account's tpm may lower it (to what
+   * the limit could ever admit), as the balance does, rather than refuse the request as too large.
+   */
+  defaultAllowance?: boolean;
+  leaseMs: number;
+}
+
+export type InvalidKeyReason = 'not_found' | 'revoked' | 'expired';
+
+export type ReserveResult =
+  | {
+      kind: 'reserved';
+      /** completion tokens per choice the balance covers (≤ allowance) */
+      allowance: number;
+      amount: number;
+      /** The use of the key's and the account's limits, for those that have any (absent when neither has). */
+      limitUse?: LevelUse[];
+    }
+  /** A key or account limit refused the request; nothing was reserved or counted. */
+  | { kind: 'rate_limited'; refusal: LimitRefusal }
+  /** `limitedBy`: whether the account's balance or the key's cap is what falls short. */
+  | { kind: 'insufficient_quota'; available: number; limitedBy: 'account' | 'key' }
+  | { kind: 'invalid_key'; reason: InvalidKeyReason }
+  | { kind: 'account_disabled' }
+  | { kind: 'account_not_found' }
+  | { kind: 'model_not_allowed' };
+
+export interface Settlement {
+  accountId: string;
+  /** Null for a request charged to its account without a key. */
+  keyId: string | null;
+  requestId: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  chargedTokens: number;
+  /** True when the counts come from our tokenizer rather than the upstream's usage. */
+  estimated: boolean;
+  stream: boolean;
+  /** The HTTP status the client got. */
+  status: number;
+}
+
+/** A ledger record: the settlement as stored, with when and where in the account's ledger. */
+export interface UsageRecord extends Settlement {
+  created: UnixSeconds;
+  /** Position in the account's ledger: pass it back as `after` (with the account or key) to read on incrementally. */
+  cursor: string;
+}
+
+export interface UsageQuery {
+  accountId?: string;
+  /** Only this key's records (its account's ledger, filtered). */
+  keyId?: string;
+  model?: string;
+  since?: UnixSeconds;
+  until?: UnixSeconds;
+  /** Only records after this cursor (a position in one account's ledger), oldest first: the first `limit` of them. */
+  after?: string;
+  /** Only records strictly before this cursor: without `after`, the newest `limit` of them (to page back in time). */
+  before?: string;
+  /** Most records returned: without `after`, the newest `limit`, still oldest first. */
+  limit: number;
+}
+
+export type SettleResult = 'settled' | 'duplicate';
+
+/**
+ * Settled-request markers are kept this long, so a settle retried within it (after a lost reply, or replayed from
+ * the journal after a restart) is recognised as a duplicate. One small key per request: a day bounds the memory.
+ */
+export const SETTLE_DEDUP_SECONDS = 24 * 3600;

@@ -1,0 +1,126 @@
+/**
+ * The Redis store's API keys: creating, updating, reading, listing and revoking them, and the lookup indexes (secret
+ * hash and key id to account) that live outside the accounts' slots.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { encodeLimits } from '../limits/limits';
+import * as accountScripts from './account-scripts';
+import { newId } from './ids';
+import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from './key-types';
+import { defineScript } from './redis-limits';
+import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
+
+type RunScript = ReturnType<typeof defineScript>;
+
+export class RedisKeys {
+  private readonly run: Record<'tmCreateKey' | 'tmUpdateAccount' | 'tmKeyState' | 'tmRevoke', RunScript>;
+
+  /** `a(accountId, part)` and `global(name)`: the store's names of a key in an account's slot and outside any. */
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly a: (accountId: string, part: string) => string,
+    private readonly global: (name: string) => string,
+    private readonly windowMs: number,
+  ) {
+    this.run = {
+      tmCreateKey: defineScript(redis, 'tmCreateKey', accountScripts.CREATE_KEY),
+      tmUpdateAccount: defineScript(redis, 'tmUpdateAccount', accountScripts.UPDATE_ACCOUNT),
+      tmKeyState: defineScript(redis, 'tmKeyState', accountScripts.KEY_STATE),
+      tmRevoke: defineScript(redis, 'tmRevoke', accountScripts.REVOKE),
+    };
+  }
+
+  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
+    const id = newId('key');
+    const created = Math.floor(Date.now() / 1000);
+    const limit = input.limitTokens ?? null;
+    const fields = {
+      hash: input.hash,
+      name: input.name,
+      prefix: input.prefix,
+      created,
+      expires_at: input.expiresAt ?? 0,
+      revoked: 0,
+      models: input.models ? `\n${input.models.join('\n')}\n` : '',
+      limit: limit ?? '',
+      spent: 0,
+      reserved: 0,
+      last_used: '',
+      rl: encodeLimits(input.limits),
+    };
+    const made = await this.run.tmCreateKey(
+      [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
+      [id, ...Object.entries(fields).flat()],
+    );
+    if (Number(made) !== 1) return undefined;
+    // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
+    await this.redis.hset(this.global('ka'), id, accountId);
+    await this.redis.set(this.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
+    return {
+      id,
+      accountId,
+      name: input.name,
+      prefix: input.prefix,
+      created,
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+      models: input.models,
+      limitTokens: limit,
+      spentTokens: 0,
+      lastUsed: null,
+      limits: input.limits ?? null,
+    };
+  }
+
+  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return undefined;
+    const fields: string[] = [];
+    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
+    // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
+    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
+    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
+  }
+
+  async findKeyId(hash: string): Promise<KeyRef | undefined> {
+    const value = await this.redis.get(this.global(`h:${hash}`));
+    return value === null ? undefined : parseKeyRef(value);
+  }
+
+  /** The account a key belongs to (the `ka` index); undefined for an unknown key. */
+  async accountOfKey(keyId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.global('ka'), keyId)) ?? undefined;
+  }
+
+  async getKey(keyId: string): Promise<KeyState | undefined> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return undefined;
+    const reply = await this.run.tmKeyState(
+      [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
+      [keyId, this.windowMs],
+    );
+    const parts = tuple(reply, 'KEY_STATE');
+    if (parts.length === 0) return undefined;
+    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]]);
+  }
+
+  async listKeys(accountId?: string): Promise<KeyRecord[]> {
+    const owners: [string, string][] =
+      accountId === undefined
+        ? Object.entries(await this.redis.hgetall(this.global('ka')))
+        : (await this.redis.smembers(this.a(accountId, 'keys'))).map((id) => [id, accountId]);
+    const records = await Promise.all(
+      owners.map(async ([id, owner]) => [id, owner, await this.redis.hgetall(this.a(owner, `k:${id}`))] as const),
+    );
+    return records
+      .filter(([, , h]) => h.created !== undefined)
+      .map(([id, owner, h]) => parseKeyRecord(id, owner, h))
+      .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
+  }
+
+  async revokeKey(keyId: string): Promise<boolean> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return false;
+    return Number(await this.run.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
+  }
+}
