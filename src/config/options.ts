@@ -175,6 +175,10 @@ const meterShape = {
 
 const listenShape = {
   port: port.default(8080),
+  /** Worker processes sharing the port (node:cluster): a number, or `auto` for one per CPU. Default 1. */
+  workers: z
+    .union([z.number().int().positive(), z.literal('auto')], { error: 'must be a whole number greater than 0, or auto' })
+    .default(1),
   host: z.string().min(1).default('0.0.0.0'),
   shutdownGraceSeconds: z.number({ error: 'must be a number of seconds' }).int().nonnegative().default(30),
   metricsPort: port.optional(),
@@ -183,11 +187,14 @@ const listenShape = {
    * the client is and whether it came over https. `false`, `true`, a hop count, or addresses/CIDRs. Default false.
    */
   trustProxy: z
-    .union([
-      z.boolean(),
-      z.number().int().nonnegative(),
-      z.string().regex(/^([0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/),
-    ], { error: 'must be true, false, a hop count or addresses' })
+    .union(
+      [
+        z.boolean(),
+        z.number().int().nonnegative(),
+        z.string().regex(/^([0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*|loopback|linklocal|uniquelocal)$/),
+      ],
+      { error: 'must be true, false, a hop count or addresses' },
+    )
     .default(false),
 };
 export const meterOptionsSchema = z.strictObject(meterShape);
