@@ -34,7 +34,7 @@ export interface Figures {
   failed: number;
 }
 
-interface Window {
+export interface Window {
   rps: number;
   cpuUs: number;
   busyPct: number;
@@ -63,6 +63,7 @@ async function window(pid: number, e: Endpoint): Promise<Window> {
 
 /** The best of `repeats` windows: the most req/s and the least CPU per request each machine-noise allowed. */
 async function saturate(pid: number, e: Endpoint): Promise<Window> {
+  if (settings.repeats === 1) return window(pid, e);
   const runs: Window[] = [];
   for (let i = 0; i < settings.repeats; i++) {
     runs.push(await window(pid, e));
@@ -184,4 +185,12 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     othersPct,
     failed,
   };
+}
+
+/** JSON max req/s and CPU per request alone (the worker-group comparison): a warm-up, then one window. */
+export async function jsonThroughput(target: TargetUnderTest): Promise<Window> {
+  const json = endpoint(target.port, target.key, jsonBody);
+  await closedLoop(json, settings.connections, settings.warmupMs);
+  await sleep(PAUSE_MS);
+  return window(target.pid, json);
 }
