@@ -9,11 +9,12 @@ import { freePort } from '../test/helpers/redis-server';
 import { closedLoop, type Endpoint } from './load';
 import { killAllOnExit, startProcess } from './processes';
 import { compileServers, redisProcess, serverProcess } from './servers';
-import { endpoint, jsonBody, NO_KEY, streamBody } from './workload';
+import { endpoint, jsonBody, NO_KEY, settings, streamBody } from './workload';
 
 const CONNECTIONS = 16;
 const WARMUP_MS = 3_000;
 const MEASURED_MS = 4_000;
+const PACED_CONNECTIONS = 200;
 
 const log = (line: string) => process.stderr.write(`alloc: ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -61,12 +62,12 @@ function startTraced(server: string, env: Record<string, string>): Promise<Trace
 }
 
 /** Allocation per request over a measured window, between two forced full GCs (SIGUSR2, see gc-on-signal.ts). */
-async function perRequest(t: Traced, e: Endpoint): Promise<{ kib: number; gcs: number; requests: number }> {
-  await closedLoop(e, CONNECTIONS, WARMUP_MS);
+async function perRequest(t: Traced, e: Endpoint, connections = CONNECTIONS): Promise<{ kib: number; gcs: number; requests: number }> {
+  await closedLoop(e, connections, WARMUP_MS);
   process.kill(t.pid, 'SIGUSR2');
   await sleep(300);
   const before = t.allocated();
-  const r = await closedLoop(e, CONNECTIONS, MEASURED_MS);
+  const r = await closedLoop(e, connections, MEASURED_MS);
   await sleep(300);
   process.kill(t.pid, 'SIGUSR2');
   await sleep(300);
@@ -90,17 +91,23 @@ async function main(): Promise<void> {
     try {
       const json = await perRequest(t, endpoint(t.port, t.key, jsonBody));
       const stream = await perRequest(t, endpoint(t.port, t.key, streamBody));
+      const pacedHeaders = { 'x-mock-chunk-delay-ms': String(settings.pacedChunkDelayMs) };
+      // Paced streams take seconds each: many connections, so the window still holds a few hundred of them.
+      const paced = await perRequest(t, endpoint(t.port, t.key, streamBody, pacedHeaders), PACED_CONNECTIONS);
       log(
-        `${label}: JSON ${json.kib.toFixed(1)} KiB/request (${json.requests}), stream ${stream.kib.toFixed(1)} KiB/stream (${stream.requests})`,
+        `${label}: JSON ${json.kib.toFixed(1)} KiB/request (${json.requests}), stream ${stream.kib.toFixed(1)} KiB/stream ` +
+          `(${stream.requests}), paced stream ${paced.kib.toFixed(1)} KiB/stream (${paced.requests})`,
       );
-      rows.push(`| ${label} | ${json.kib.toFixed(1)} | ${stream.kib.toFixed(1)} |`);
+      rows.push(`| ${label} | ${json.kib.toFixed(1)} | ${stream.kib.toFixed(1)} | ${paced.kib.toFixed(1)} |`);
     } finally {
       t.stop();
     }
   }
   await upstream.stop();
   await redis.stop();
-  process.stdout.write(`\n| target | KiB allocated per JSON request | KiB allocated per stream |\n|:--|--:|--:|\n${rows.join('\n')}\n`);
+  process.stdout.write(
+    `\n| target | KiB per JSON request | KiB per stream | KiB per paced stream |\n|:--|--:|--:|--:|\n${rows.join('\n')}\n`,
+  );
 }
 
 killAllOnExit(log);
