@@ -8,15 +8,19 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # Manifests first so the dependency layer is cached until they change.
-# --ignore-scripts: the only install script in the tree is esbuild's (a tsx devDependency), which the build never uses.
+# --ignore-scripts: the only install script in the tree is esbuild's, which only checks its binary; the binary itself
+# comes in esbuild's platform package, so the console build below works without it.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The browser console: bundled by esbuild into dist/web, which the runtime stage copies with the rest of dist.
+COPY web ./web
+COPY scripts/build-console.js ./scripts/build-console.js
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-# --- runtime: compiled JS, production node_modules and the default models file ---------------------------------------
+# --- runtime: compiled JS and console assets, production node_modules and the default models file ---------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app

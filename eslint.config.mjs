@@ -1,4 +1,4 @@
-// ESLint flat config: typescript-eslint's recommended rules over src, test and bench.
+// ESLint flat config: typescript-eslint's recommended rules over src, test, bench and the browser console (web/).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -14,6 +14,7 @@ export default tseslint.config(
         require: 'readonly',
         module: 'writable',
         Buffer: 'readonly',
+        __dirname: 'readonly',
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
         setInterval: 'readonly',

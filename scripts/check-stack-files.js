@@ -38,6 +38,8 @@ for (const line of dockerfile.split('\n').map((l) => l.trim())) {
     else if (!allowed.includes(source.replace(/\/$/, ''))) problems.push(`Dockerfile: COPY ${source}: excluded by .dockerignore`);
   }
 }
+// The console is built in the image's build stage; without its sources /console answers "not built".
+if (!/^COPY web \S+$/m.test(dockerfile)) problems.push('Dockerfile: the console (web/) is not copied into the build stage');
 if (!/^USER\s+(?!root\b|0\b)\S+/m.test(dockerfile)) problems.push('Dockerfile: no non-root USER');
 const healthcheck = /^HEALTHCHECK\s.*?CMD (\[.*\])$/m.exec(dockerfile.replace(/\\\n\s*/g, ''));
 if (!healthcheck) problems.push('Dockerfile: no HEALTHCHECK CMD [...]');

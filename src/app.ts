@@ -1,5 +1,6 @@
 /** The standalone server's Express app: tokenmeter's routers at their usual paths, a 404 and an error handler. */
 import express, { type Express, type RequestHandler } from 'express';
+import { securityHeaders } from './console/security-headers';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import type { Logger } from './observability/logger';
@@ -30,6 +31,7 @@ export function createApp(meter: Tokenmeter, options: AppOptions): Express {
   if (options.metrics) app.get('/metrics', options.metricsHandler ?? meter.metrics);
   app.use(meter.health);
   app.use('/admin', meter.admin);
+  app.get('/', securityHeaders, (_req, res) => res.redirect(302, '/console/'));
   app.use('/console', meter.console);
   app.use('/webhooks', meter.webhooks);
 

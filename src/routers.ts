@@ -7,6 +7,8 @@ import { Router, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import { adminApi } from './admin/admin-api';
 import { adminToken } from './admin/admin-token';
+import { consoleRoutes } from './console/console-routes';
+import { securityHeaders } from './console/security-headers';
 import { consoleApi } from './console-api/console-api';
 import { operatorBridge } from './console-api/operator-bridge';
 import { productAdmin } from './products/product-admin';
@@ -48,6 +50,8 @@ export interface MeterDeps {
   reloadModels?: () => Promise<number>;
   /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused. */
   lifecycle: { draining: boolean };
+  /** The built browser console (index.html and assets/); unset or missing: its pages say it is not built. */
+  webDir?: string;
   /** The host's authentication instead of tokenmeter's bearer keys. */
   authenticate?: Authenticate;
 }
@@ -57,7 +61,10 @@ export interface Routers {
   openai: Router;
   /** The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`. */
   admin: Router;
-  /** The console: its JSON API under `/api` (sessions, keys, usage, product center); mount at `/console`. */
+  /**
+   * The console, mounted at `/console`: the browser app, the public model page (`/models`) and its JSON API under
+   * `/api` (sessions, keys, usage, product center).
+   */
   console: Router;
   /** Payment webhooks (`POST /stripe` when Stripe is configured, else nothing); mount at `/webhooks`. */
   webhooks: Router;
@@ -150,6 +157,7 @@ function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: Re
   router.use(
     '/api',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
+    securityHeaders,
     consoleApi({
       store: deps.store,
       sessions: deps.sessions,
@@ -165,6 +173,7 @@ function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: Re
     }),
     errorHandler(logger),
   );
+  router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir }));
   return router;
 }
 

@@ -2,6 +2,7 @@
  * createTokenmeter: the library's factory. Checks the options once, opens what they ask for (store, journal, upstream
  * pools), and returns the mountable routers with `close()`, which drains and closes what it opened and nothing else.
  */
+import { join } from 'node:path';
 import { buildCatalog, ModelsFile, type Catalog } from './catalog/models';
 import { ConfigError, meterConfig, type MeterConfig, type MeterParts, type TokenmeterOptions } from './config/options';
 import { Journal } from './metering/journal';
@@ -61,6 +62,8 @@ export async function createTokenmeter(options: TokenmeterOptions = {}): Promise
     reloadModels: catalogs.reload,
     lifecycle: { draining: false },
     authenticate: parts.authenticate,
+    // `npm run build` writes the browser console beside the compiled code (dist/web).
+    webDir: join(__dirname, 'web'),
   };
   // Give Redis a moment to connect so the first requests are not refused; go on anyway (failing closed) if it is down.
   const answers = await storeAnswers(store, 3_000);

@@ -1,6 +1,7 @@
 /**
  * README's quick start, step by step, as a newcomer runs it: the mock upstream (`npm run mock-upstream`'s script),
- * the built proxy on the embedded store with ADMIN_TOKEN, the CLI to create a key, the curl request, the balance after.
+ * the built proxy on the embedded store with ADMIN_TOKEN, the CLI to create a key, the curl request, the balance after,
+ * and opening the console with an operator account.
  * Only the ports differ (free ones instead of 8000 and 8080).
  */
 import { spawn } from 'node:child_process';
@@ -57,5 +58,21 @@ describe('README quick start', () => {
       expect(state.usage.requests).toBe(1);
       expect(state.balance).toBe(10_000 - res.body.usage.total_tokens);
     });
+
+    // The console: / leads there, the model page needs no account, and the operator account the CLI makes signs in.
+    const root = await request(proxy.url).get('/');
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('/console/');
+    expect((await request(proxy.url).get('/console/')).text).toContain('/console/assets/console.js');
+    expect((await request(proxy.url).get('/console/models')).text).toContain('meta/llama-3.1-8b-instruct');
+    const operator = await runCli(
+      ['accounts', 'create', '--email', 'you@example.org', '--role', 'admin', '--password-stdin', '--tokens', '10000'],
+      env,
+      'a long passphrase\n',
+    );
+    expect(operator).toMatchObject({ code: 0 });
+    const login = await request(proxy.url).post('/console/api/login').send({ email: 'you@example.org', password: 'a long passphrase' });
+    expect(login.status).toBe(200);
+    expect(login.body).toMatchObject({ email: 'you@example.org', role: 'admin' });
   });
 });

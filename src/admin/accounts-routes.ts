@@ -10,6 +10,7 @@ import { createKeyResponse, newKeyFields } from './keys-routes';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accounts/password';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
+import { pageLimit } from '../console-api/schemas';
 import type { AccountPatch } from '../store/types';
 
 /** Emails are compared lower-cased and trimmed, so "Ada@Example.com " and "ada@example.com" are one account. */
@@ -46,12 +47,7 @@ const updateAccountSchema = z.strictObject({
 const listSchema = z.strictObject({
   search: z.string().max(254).optional(),
   after: z.string().min(1).optional(),
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(1000, 'must be at most 1000')
-    .default(100),
+  limit: pageLimit,
 });
 
 const newKeySchema = z.strictObject({ ...newKeyFields, tokens: tokens.optional() });

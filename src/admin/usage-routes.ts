@@ -5,26 +5,10 @@ import { adminRoute, type AdminContext } from './admin-routes';
 import { usageObject } from './api-objects';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
+import { usageQuery } from '../console-api/schemas';
 
-const unixTime = z.coerce.number({ error: 'must be a Unix time in seconds' }).int('must be a Unix time in seconds').nonnegative();
-
-export const usageQuerySchema = z.strictObject({
-  account_id: z.string().min(1).optional(),
-  key_id: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  since: unixTime.optional(),
-  until: unixTime.optional(),
-  after: z
-    .string()
-    .regex(/^\d+-\d+$/, 'must be a cursor from an earlier page')
-    .optional(),
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(1000, 'must be at most 1000')
-    .default(100),
-});
+/** The console's usage query (the same parameters), plus the account to read: the operator may read any. */
+export const usageQuerySchema = usageQuery.extend({ account_id: z.string().min(1).optional() });
 
 export function usageRoutes(ctx: AdminContext): Router {
   const router = Router();

@@ -69,6 +69,14 @@ export const createKeyRequest = z.strictObject({
     .nullish(),
 });
 
+/** A page's size in a list query (`limit`): 1 to 1000, default 100. Shared with the admin API's lists. */
+export const pageLimit = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(1000, 'must be at most 1000')
+  .default(100);
+
 const unixQuery = z.coerce.number({ error: 'must be a Unix time in seconds' }).int('must be a Unix time in seconds').nonnegative();
 
 /** `GET /console/api/usage` query: the same parameters as `/admin/usage`, within the account's own ledger. */
@@ -81,12 +89,7 @@ export const usageQuery = z.strictObject({
     .string()
     .regex(/^\d+-\d+$/, 'must be a cursor from an earlier page')
     .optional(),
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(1000, 'must be at most 1000')
-    .default(100),
+  limit: pageLimit,
 });
 
 /** `GET /console/api/usage/daily` query. */

@@ -1,5 +1,5 @@
 /**
- * Before any test: builds dist/ once (tests that start the proxy and the CLI as users do run the built files), and
+ * Before any test: builds dist/ (server and browser console) once (tests that start the proxy and the CLI as users do run the built files), and
  * gives every worker a real Redis: REDIS_URL when set, else a redis-server of our own on a free port.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,7 @@ export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
     stdio: 'inherit',
   });
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-console.js')], { stdio: 'inherit' });
   if (process.env.REDIS_URL) {
     process.env.TEST_REDIS_URL = process.env.REDIS_URL;
     return;

@@ -1,6 +1,7 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
@@ -18,6 +19,8 @@ import { Upstreams } from '../../src/proxy/upstream-proxy';
 import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
+/** The browser console as global-setup built it. */
+export const WEB_DIR = join(__dirname, '..', '..', 'dist', 'web');
 export const UPSTREAM_MODEL = 'Acme/Chat-Small-Instruct';
 
 export interface ProxyUnderTest {
@@ -83,6 +86,7 @@ export async function startProxy(options: {
       logger,
       metrics,
       lifecycle: { draining: false },
+      webDir: WEB_DIR,
     },
     async () => {},
   );

@@ -1,0 +1,115 @@
+/** The public model page, /console/models: the served catalog as plain HTML, readable without JavaScript. */
+import { SAMPLING_PARAMETERS } from '../catalog/models';
+import type { ModelObject } from '../catalog/models-api';
+import { html, type Html } from './html';
+
+const count = (n: number) => n.toLocaleString('en-US');
+const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+
+function developerMessages(role: ModelObject['capabilities']['developer_role']): string {
+  if (role === 'system') return 'yes (sent as system)';
+  return yesNo(role);
+}
+
+function sampling(params: readonly string[]): string {
+  return params.length === SAMPLING_PARAMETERS.length ? 'all' : params.length === 0 ? 'none' : params.join(', ');
+}
+
+function price(p: ModelObject['pricing']): Html {
+  if (!p) return html`<span class="muted">not listed</span>`;
+  const money = (v: number) => `${v.toLocaleString('en-US', { maximumFractionDigits: 4 })} ${p.currency}`;
+  return html`<dl class="pairs">
+      <div>
+        <dt>Input</dt>
+        <dd>${money(p.input)}</dd>
+      </div>
+      <div>
+        <dt>Output</dt>
+        <dd>${money(p.output)}</dd>
+      </div>
+    </dl>
+    <span class="muted">per million tokens</span>`;
+}
+
+function modelRow(m: ModelObject): Html {
+  const c = m.capabilities;
+  return html`<tr>
+    <th scope="row" data-label="Model"><code>${m.id}</code><br /><span class="muted">by ${m.owned_by}</span></th>
+    <td data-label="Context length">${count(m.context_length)} tokens</td>
+    <td data-label="Most output">${count(m.max_output_tokens)} tokens</td>
+    <td data-label="Capabilities">
+      <dl class="pairs">
+        <div>
+          <dt>Tools</dt>
+          <dd>${yesNo(c.tools)}</dd>
+        </div>
+        <div>
+          <dt>JSON mode</dt>
+          <dd>${yesNo(c.json_mode)}</dd>
+        </div>
+        <div>
+          <dt>Vision</dt>
+          <dd>${yesNo(c.vision)}</dd>
+        </div>
+        <div>
+          <dt>Developer messages</dt>
+          <dd>${developerMessages(c.developer_role)}</dd>
+        </div>
+        <div>
+          <dt>Sampling parameters</dt>
+          <dd>${sampling(c.sampling_parameters)}</dd>
+        </div>
+      </dl>
+    </td>
+    <td data-label="Pricing">${price(m.pricing)}</td>
+  </tr>`;
+}
+
+/** The whole page; every string from the models file goes through `html`'s escaping. */
+export function modelPage(models: readonly ModelObject[]): string {
+  const body =
+    models.length === 0
+      ? html`<p class="empty">No models are served right now.</p>`
+      : html`<div class="table-wrap">
+          <table class="models">
+            <caption>
+              ${models.length === 1 ? '1 model' : `${models.length} models`}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Context length</th>
+                <th scope="col">Most output</th>
+                <th scope="col">Capabilities</th>
+                <th scope="col">Pricing</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${models.map(modelRow)}
+            </tbody>
+          </table>
+        </div>`;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Models · tokenmeter</title>
+        <link rel="stylesheet" href="/console/assets/console.css" />
+      </head>
+      <body>
+        <header class="topbar">
+          <a class="brand" href="/console/">tokenmeter</a>
+          <nav aria-label="Main"><a href="/console/models" aria-current="page">Models</a> <a href="/console/">Console</a></nav>
+        </header>
+        <main id="main">
+          <h1>Models</h1>
+          <p>
+            Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to
+            <code>POST /v1/chat/completions</code>.
+          </p>
+          ${body}
+        </main>
+      </body>
+    </html>`.value;
+}

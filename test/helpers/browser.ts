@@ -1,0 +1,75 @@
+/**
+ * Debian's Chromium driven by playwright-core (which downloads no browser), for the console's tests: a page that
+ * records requests leaving the proxy and CSP violations, an accessibility scan, and screenshots for reviewers.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Where screenshots go (git-ignored); docs/ keeps copies of two of them. */
+export const SCREENSHOTS = join(__dirname, '..', '..', 'test-output', 'console');
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+export interface WatchedPage {
+  page: Page;
+  context: BrowserContext;
+  /** URLs the page requested outside `origin` (blob: and data: URLs are the page's own). */
+  outside: string[];
+  /** Console messages about Content-Security-Policy violations. */
+  cspViolations: string[];
+}
+
+export async function openPage(
+  browser: Browser,
+  origin: string,
+  options: { width?: number; javaScript?: boolean } = {},
+): Promise<WatchedPage> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: 800 },
+    javaScriptEnabled: options.javaScript ?? true,
+    acceptDownloads: true,
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const page = await context.newPage();
+  const outside: string[] = [];
+  const cspViolations: string[] = [];
+  page.on('request', (r) => {
+    const url = r.url();
+    if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) outside.push(url);
+  });
+  page.on('console', (m) => {
+    if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  return { page, context, outside, cspViolations };
+}
+
+/** axe-core's serious and critical violations on the page as it is now, one line each (empty: none). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,52 @@
+/** Steps the console's browser tests share: the admin API as a script calls it, a key's request, and page checks. */
+import type { Page } from 'playwright-core';
+import { screenshot, seriousViolations, type WatchedPage } from './browser';
+import { MODEL } from './proxy';
+
+/** What an attacker would name things, hoping the console renders it as markup. */
+export const ATTACK = '<img src=x onerror=alert(1)>';
+
+/** Calls the admin API with `token`; throws with the answer unless it is a 2xx. */
+export async function adminCall(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** One non-streamed chat completion with `key`. */
+export function chat(url: string, key: string): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] }),
+  });
+}
+
+/** A page is done loading when its heading is there and no "Loading…" line is left. */
+export async function settledPage(page: Page, heading: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await page.locator('.loading').first().waitFor({ state: 'detached' });
+}
+
+/** Every page a test reaches: no serious accessibility violation, no sideways scrolling, a screenshot. */
+export async function review(w: WatchedPage, name: string): Promise<void> {
+  expect({ page: name, violations: await seriousViolations(w.page) }).toEqual({ page: name, violations: [] });
+  // A string, as the tests compile without the DOM's types.
+  const overflow = Number(await w.page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+  expect({ page: name, overflow: overflow > 0 }).toEqual({ page: name, overflow: false });
+  await screenshot(w.page, name);
+}
+
+export async function signIn(page: Page, url: string, who: { email: string; password: string }): Promise<void> {
+  await page.goto(`${url}/console/signin`);
+  await settledPage(page, 'Sign in');
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await settledPage(page, 'Overview');
+}

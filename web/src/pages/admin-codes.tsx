@@ -1,0 +1,135 @@
+/** Operators: generate a batch of redemption codes (downloaded once, as a text file) and see each code's status. */
+import { useState } from 'preact/hooks';
+import type { PageProps } from '../app';
+import { api } from '../api';
+import type { GeneratedCode } from '../api-types';
+import { downloadText } from '../download';
+import { date, dateTime, endOfDay, tokens } from '../format';
+import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
+
+export function AdminCodes(_props: PageProps) {
+  const [codes, reload] = useResource(() => api.admin.codes());
+  const [products] = useResource(() => api.admin.products());
+  const [batch, setBatch] = useState<GeneratedCode[]>();
+  const [downloaded, setDownloaded] = useState(false);
+  const action = useAction();
+
+  const generate = (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const product = formValue(form, 'product_id');
+    const days = formValue(form, 'valid_days');
+    const expires = endOfDay(formValue(form, 'expires'));
+    void action.run(async () => {
+      const made = await api.admin.generateCodes({
+        count: Number(formValue(form, 'count')),
+        ...(product
+          ? { product_id: product }
+          : { tokens: Number(formValue(form, 'tokens')), ...(days ? { valid_days: Number(days) } : {}) }),
+        ...(expires !== undefined ? { expires_at: expires } : {}),
+      });
+      setBatch(made);
+      setDownloaded(false);
+      reload();
+    });
+  };
+  // The codes exist only here until the download; then they are dropped, as the server keeps only their hashes.
+  const download = () => {
+    if (!batch) return;
+    downloadText(`redemption-codes-${new Date().toISOString().slice(0, 10)}.txt`, batch.map((c) => c.code).join('\n') + '\n');
+    setBatch(undefined);
+    setDownloaded(true);
+  };
+
+  return (
+    <>
+      <PageTitle title="Redemption codes">Redemption codes</PageTitle>
+      {batch ? (
+        <section class="panel secret" aria-labelledby="batch-title">
+          <h2 id="batch-title">{batch.length === 1 ? '1 code generated' : `${batch.length} codes generated`}</h2>
+          <p class="warning">
+            <strong>Download them now: they are shown only this once.</strong> The server keeps only their hashes.
+          </p>
+          <button type="button" onClick={download}>
+            Download codes (.txt)
+          </button>
+        </section>
+      ) : (
+        <form class="panel grid-form" onSubmit={generate} aria-labelledby="generate-title">
+          <h2 id="generate-title">Generate codes</h2>
+          <div class="field">
+            <label for="code-product">Product</label>
+            <select id="code-product" name="product_id">
+              <option value="">A token amount (below)</option>
+              {products.state === 'ready' &&
+                products.data.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name} ({tokens(p.tokens)} tokens)
+                  </option>
+                ))}
+            </select>
+          </div>
+          <Field label="Tokens" id="code-tokens" name="tokens" type="number" min={1} step={1} hint="When no product is chosen." />
+          <Field
+            label="Valid for (days)"
+            id="code-days"
+            name="valid_days"
+            type="number"
+            min={1}
+            step={1}
+            hint="Of the package, after redemption."
+          />
+          <Field label="How many" id="code-count" name="count" type="number" min={1} max={1000} step={1} required defaultValue="10" />
+          <Field label="Redeemable until" id="code-expires" name="expires" type="date" hint="Optional." />
+          {action.error && <ErrorNote message={action.error} />}
+          <div>
+            <button type="submit" disabled={action.busy}>
+              {action.busy ? 'Generating…' : 'Generate'}
+            </button>
+          </div>
+        </form>
+      )}
+      {downloaded && <Notice>The codes were downloaded. Hand them out; each works once.</Notice>}
+
+      <h2>Codes</h2>
+      <Loaded resource={codes} what="the codes">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>No codes yet.</Empty>
+          ) : (
+            <table class="list">
+              <thead>
+                <tr>
+                  <th scope="col">Code id</th>
+                  <th scope="col">Tokens</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Redeemed by</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((c) => (
+                  <tr key={c.id}>
+                    <td data-label="Code id">
+                      <code>{c.id}</code>
+                      {c.product_id && <span class="muted"> · {c.product_id}</span>}
+                    </td>
+                    <td data-label="Tokens">{tokens(c.tokens)}</td>
+                    <td data-label="Created">
+                      {date(c.created)}
+                      {c.expires_at !== null && <span class="muted"> · until {date(c.expires_at)}</span>}
+                    </td>
+                    <td data-label="Status">
+                      <span class={`status ${c.status}`}>{c.status}</span>
+                    </td>
+                    <td data-label="Redeemed by">{c.redeemed_by ? `${c.redeemed_by} on ${dateTime(c.redeemed_at)}` : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}

@@ -1,0 +1,14 @@
+/** The operator's usage overview: every account's ledger, filterable by account, key, model and dates. */
+import type { PageProps } from '../app';
+import { api } from '../api';
+import { Ledger } from '../ledger';
+import { PageTitle } from '../ui';
+
+export function AdminUsage(_props: PageProps) {
+  return (
+    <>
+      <PageTitle title="All usage">Usage across accounts</PageTitle>
+      <Ledger fetchPage={api.admin.usage} accounts filename="tokenmeter-usage-all.csv" />
+    </>
+  );
+}

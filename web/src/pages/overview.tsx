@@ -1,0 +1,84 @@
+/** The account's overview: balance and reserved tokens, its packages (expiring ones marked), and 30 days of use. */
+import { useEffect } from 'preact/hooks';
+import type { PageProps } from '../app';
+import { api } from '../api';
+import { DailyChart } from '../daily-chart';
+import { date, expiresSoon, nowSeconds, tokens } from '../format';
+import { Link } from '../router';
+import { Empty, Loaded, PageTitle, useResource } from '../ui';
+
+export function Overview({ me, refresh }: PageProps) {
+  const [daily] = useResource(() => api.daily(30));
+  // The balance moves with every request made elsewhere: fetch it afresh whenever the page opens.
+  useEffect(() => void refresh(), []);
+  const live = me.packages.filter((p) => p.remaining > 0 && (p.expires_at === null || p.expires_at > nowSeconds()));
+  return (
+    <>
+      <PageTitle title="Overview">Overview</PageTitle>
+      {me.status === 'disabled' && <p class="error">This account is disabled: its keys are refused. Contact the operator.</p>}
+      <div class="cards">
+        <div class="card">
+          <h2>Balance</h2>
+          <p class="big" data-testid="balance">
+            {tokens(me.balance)} <span class="unit">tokens</span>
+          </p>
+        </div>
+        <div class="card">
+          <h2>Reserved</h2>
+          <p class="big">
+            {tokens(me.reserved)} <span class="unit">tokens</span>
+          </p>
+          <p class="muted">held by requests in progress</p>
+        </div>
+        {me.debt > 0 && (
+          <div class="card warn">
+            <h2>Debt</h2>
+            <p class="big">
+              {tokens(me.debt)} <span class="unit">tokens</span>
+            </p>
+            <p>Paid from your next package.</p>
+          </div>
+        )}
+      </div>
+      {me.balance === 0 && (
+        <p>
+          You have no tokens yet. <Link href="/console/products">Redeem a code or buy a package</Link> to start.
+        </p>
+      )}
+
+      <h2>Packages</h2>
+      {live.length === 0 ? (
+        <Empty>No packages with tokens left.</Empty>
+      ) : (
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">Granted</th>
+              <th scope="col">Remaining</th>
+              <th scope="col">Expires</th>
+            </tr>
+          </thead>
+          <tbody>
+            {live.map((p) => (
+              <tr key={p.id} class={expiresSoon(p.expires_at) ? 'soon' : undefined}>
+                <td data-label="Granted">
+                  {tokens(p.tokens)} on {date(p.created)}
+                </td>
+                <td data-label="Remaining">{tokens(p.remaining)}</td>
+                <td data-label="Expires">
+                  {p.expires_at === null ? 'never' : date(p.expires_at)}
+                  {expiresSoon(p.expires_at) && <strong class="badge">expires soon</strong>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Tokens charged per day</h2>
+      <Loaded resource={daily} what="the daily usage">
+        {(rows) => <DailyChart rows={rows} days={30} />}
+      </Loaded>
+    </>
+  );
+}

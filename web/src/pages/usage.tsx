@@ -1,0 +1,27 @@
+/** The account's usage: its ledger, newest first, filtered by key, model and dates, paged, downloadable as CSV. */
+import type { PageProps } from '../app';
+import { api } from '../api';
+import { Ledger } from '../ledger';
+import { Loaded, PageTitle, useResource } from '../ui';
+
+export function UsagePage(_props: PageProps) {
+  const [keys] = useResource(() => api.keys());
+  return (
+    <>
+      <PageTitle title="Usage">Usage</PageTitle>
+      <Loaded resource={keys} what="your keys">
+        {(list) => {
+          const names = new Map(list.map((k) => [k.id, k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…`]));
+          return (
+            <Ledger
+              fetchPage={api.usage}
+              keys={list.map((k) => ({ id: k.id, label: names.get(k.id)! }))}
+              keyLabel={(id) => names.get(id) ?? id}
+              filename="tokenmeter-usage.csv"
+            />
+          );
+        }}
+      </Loaded>
+    </>
+  );
+}
