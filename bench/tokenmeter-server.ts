@@ -19,6 +19,11 @@ import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 
 /** The bench key's package: more tokens than any run can spend. */
 const TOKENS = 1e12;
+/**
+ * BENCH_KEY_LIMITS=1: the key gets every rate and concurrency limit, each far above what a run can reach, so every
+ * request does all of the limits' bookkeeping and none is refused: what limits cost a key that has them.
+ */
+const KEY_LIMITS = process.env.BENCH_KEY_LIMITS === '1' ? { rpm: 1e9, tpm: 1e9, maxConcurrent: 1e9 } : undefined;
 
 /** The server's environment: a models file and a journal of this run's own. */
 function benchEnv(): NodeJS.ProcessEnv {
@@ -32,12 +37,15 @@ function benchEnv(): NodeJS.ProcessEnv {
   return { ...process.env, HOST: '127.0.0.1', MODELS_FILE: modelsFile, JOURNAL_FILE: join(dir, 'journal'), SHUTDOWN_GRACE_SECONDS: '2' };
 }
 
-/** An account with a huge package and one key; returns the key's secret. */
+/** An account with a huge package and one key (with limits when asked); returns the key's secret. */
 async function benchKey(store: Store): Promise<string> {
   const key = generateKey();
   const created = await store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
   if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
-  await store.createKey(created.account.id, { hash: key.hash, prefix: key.prefix, name: 'bench', expiresAt: null, models: null });
+  const input = { hash: key.hash, prefix: key.prefix, name: 'bench', expiresAt: null, models: null, limits: KEY_LIMITS };
+  const record = await store.createKey(created.account.id, input as Parameters<Store['createKey']>[1]);
+  // A build without limits would ignore them and measure a key without: refuse rather than mislabel the run.
+  if (KEY_LIMITS && !(record && 'limits' in record && record.limits)) throw new Error('this build has no key limits');
   await store.grantPackage(created.account.id, { tokens: TOKENS, expiresAt: null });
   return key.secret;
 }
