@@ -134,11 +134,16 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
   failed += (await closedLoop(stream, 4, settings.lightWarmupMs / 2)).failed;
   await sleep(PAUSE_MS);
   const rssBefore = await collectedRss(pid, collectGarbage);
-  const cpuBefore = cpuMs(pid);
   const held = await holdStreams(paced, settings.openStreams, () => rssWhileOpen(pid, collectGarbage));
-  const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / held.completed;
   const rssPerStreamKiB = (held.during - rssBefore) / held.open;
   failed += held.failed;
+  await sleep(PAUSE_MS);
+  // CPU per paced stream from a second batch of its own: the full GCs asked for while reading RSS are not the
+  // target's own work, and would weigh on it by the size of its heap.
+  const cpuBefore = cpuMs(pid);
+  const timed = await holdStreams(paced, settings.openStreams, async () => undefined);
+  const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / timed.completed;
+  failed += timed.failed;
   log(`${held.open} paced streams open: ${rssPerStreamKiB.toFixed(1)} KiB each; ${pacedCpuUs.toFixed(0)} µs CPU each`);
   await sleep(PAUSE_MS);
 
