@@ -53,7 +53,7 @@ async function withTarget<T>(
     try {
       started = await startProcess({ ...plan.options, core });
     } catch (err) {
-      // A target this build cannot run (key limits before they exist) is skipped, not the whole run.
+      // A target that cannot start here is skipped, not the whole run.
       return `cannot start: ${(err as Error).message.split('\n')[0].slice(0, 300)}`;
     }
     const port = Number(started.ready.port ?? plan.options.port);
@@ -139,11 +139,16 @@ async function main(): Promise<void> {
       start: tokenmeter('tokenmeter (Redis)', { REDIS_URL: redisUrl }),
     },
     {
-      name: 'tokenmeter-redis-limits',
-      label: 'tokenmeter (Redis, key limits)',
+      // The same, on a key with limits high enough never to refuse: the cost of checking and counting them, beside
+      // the row above (a key without limits), in the same round.
+      name: 'tokenmeter-redis-limited',
+      label: 'tokenmeter (Redis, limited key)',
       node: true,
       compared: true,
-      start: tokenmeter('tokenmeter (Redis, key limits)', { REDIS_URL: redisUrl, BENCH_KEY_LIMITS: '1' }),
+      start: tokenmeter('tokenmeter (Redis, limited key)', {
+        REDIS_URL: redisUrl,
+        BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
+      }),
     },
     {
       name: 'nginx',

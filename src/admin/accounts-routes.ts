@@ -1,6 +1,6 @@
 /**
  * /admin/accounts: create, list and search, show (balance, packages, usage, keys), update (name, status, role,
- * password), grant a package, create and list an account's keys.
+ * password, limits), grant a package, create and list an account's keys.
  */
 import { Router } from 'express';
 import { z } from 'zod';
@@ -12,6 +12,7 @@ import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import { pageLimit } from '../console-api/schemas';
 import type { AccountPatch } from '../store/types';
+import { hasLimits, limitsSchema } from '../limits/limits';
 
 /** Emails are compared lower-cased and trimmed, so "Ada@Example.com " and "ada@example.com" are one account. */
 export const emailSchema = z
@@ -35,6 +36,8 @@ const createAccountSchema = z.strictObject({
   role: role.optional(),
   status: status.optional(),
   tokens: tokens.optional(),
+  /** `{rpm?, tpm?, max_concurrent?}`, shared by all the account's keys. */
+  limits: limitsSchema.nullish(),
 });
 
 const updateAccountSchema = z.strictObject({
@@ -42,6 +45,8 @@ const updateAccountSchema = z.strictObject({
   password: passwordSchema.nullish(),
   role: role.optional(),
   status: status.optional(),
+  /** Replaces the account's limits; null (or {}) removes them. */
+  limits: limitsSchema.nullish(),
 });
 
 const listSchema = z.strictObject({
@@ -69,6 +74,7 @@ export function accountsRoutes(ctx: AdminContext): Router {
         passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
         role: input.role ?? 'member',
         status: input.status ?? 'active',
+        limits: hasLimits(input.limits) ? input.limits : null,
       });
       if (created.kind === 'email_taken') {
         return sendError(res, apiError('email_taken', 'An account with this email already exists.', 'email'));
@@ -110,6 +116,7 @@ export function accountsRoutes(ctx: AdminContext): Router {
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const input = parsed.data;
       const patch: AccountPatch = { name: input.name, role: input.role, status: input.status };
+      if (input.limits !== undefined) patch.limits = hasLimits(input.limits) ? input.limits : null;
       if (input.password !== undefined) patch.passwordHash = input.password === null ? null : await hashPassword(input.password);
       const account = await store.updateAccount(id, patch);
       if (!account) return sendError(res, accountNotFound(id));

@@ -1,4 +1,5 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
+import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits';
 import {
   keyStatus,
   type AccountRecord,
@@ -20,6 +21,8 @@ export interface AccountObject {
   /** Whether the account can log in to the console (never the hash itself). */
   has_password: boolean;
   created: number;
+  /** `{rpm?, tpm?, max_concurrent?}` shared by all its keys; null: none. */
+  limits: LimitsInput | null;
 }
 
 export interface UsageTotalsObject {
@@ -35,6 +38,8 @@ export interface AccountDetailObject extends AccountObject {
   debt: number;
   packages: PackageObject[];
   usage: UsageTotalsObject;
+  /** The current use of the account's limits; null without limits. */
+  limit_use: LimitUseObject | null;
 }
 
 export interface KeyObject {
@@ -51,6 +56,15 @@ export interface KeyObject {
   spent_tokens: number;
   last_used: number | null;
   status: KeyStatus;
+  /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
+  limits: LimitsInput | null;
+}
+
+/** What a level's limits hold now: requests and tokens in the window, requests in flight. */
+export interface LimitUseObject {
+  requests?: { limit: number; remaining: number; reset_ms: number };
+  tokens?: { limit: number; remaining: number; reset_ms: number };
+  concurrent?: { limit: number; in_flight: number };
 }
 
 export interface PackageObject {
@@ -67,6 +81,8 @@ export interface KeyDetailObject extends KeyObject {
   debt: number;
   packages: PackageObject[];
   usage: UsageTotalsObject;
+  /** The current use of the key's limits; null without limits. */
+  limit_use: LimitUseObject | null;
 }
 
 export interface UsageObject {
@@ -93,6 +109,7 @@ export function accountObject(a: AccountRecord): AccountObject {
     status: a.status,
     has_password: a.passwordHash !== null,
     created: a.created,
+    limits: a.limits && limitsObject(a.limits),
   };
 }
 
@@ -104,6 +121,7 @@ export function accountDetailObject(a: AccountState): AccountDetailObject {
     debt: a.debt,
     packages: a.packages.map(packageObject),
     usage: usageTotalsObject(a.usage),
+    limit_use: a.limitUse && limitUseObject(a.limitUse),
   };
 }
 
@@ -130,7 +148,16 @@ export function keyObject(k: KeyRecord): KeyObject {
     spent_tokens: k.spentTokens,
     last_used: k.lastUsed,
     status: keyStatus(k, Math.floor(Date.now() / 1000)),
+    limits: k.limits && limitsObject(k.limits),
   };
+}
+
+export function limitUseObject(u: LevelUse): LimitUseObject {
+  const out: LimitUseObject = {};
+  if (u.requests) out.requests = { limit: u.requests.limit, remaining: u.requests.remaining, reset_ms: u.requests.resetMs };
+  if (u.tokens) out.tokens = { limit: u.tokens.limit, remaining: u.tokens.remaining, reset_ms: u.tokens.resetMs };
+  if (u.concurrent) out.concurrent = { limit: u.concurrent.limit, in_flight: u.concurrent.inFlight };
+  return out;
 }
 
 export function packageObject(p: TokenPackage): PackageObject {
@@ -145,6 +172,7 @@ export function keyDetailObject(k: KeyState): KeyDetailObject {
     debt: k.debt,
     packages: k.packages.map(packageObject),
     usage: usageTotalsObject(k.usage),
+    limit_use: k.limitUse && limitUseObject(k.limitUse),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * /admin/keys: create (in a new account of its own unless `account_id` names one), list, show, revoke, and grant a
- * package to a key's account, the routes of before accounts kept as they were.
+ * /admin/keys: create (in a new account of its own unless `account_id` names one), list, show, change limits, revoke,
+ * and grant a package to a key's account, the routes of before accounts kept as they were.
  */
 import { Router, type Response } from 'express';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { keyDetailObject, keyObject, packageObject } from './api-objects';
 import { apiError, sendError, type ApiError } from '../http/errors';
 import { generateKey } from '../http/keys';
 import { invalidRequest } from '../http/zod-errors';
+import { hasLimits, limitsSchema } from '../limits/limits';
 
 /** What a new key may carry, whichever route creates it. */
 export const newKeyFields = {
@@ -19,6 +20,8 @@ export const newKeyFields = {
     .min(1, 'must name at least one model')
     .nullish(),
   limit_tokens: tokens.nullish(),
+  /** `{rpm?, tpm?, max_concurrent?}`: the key's own rate and concurrency limits. */
+  limits: limitsSchema.nullish(),
 };
 
 const createKeySchema = z.strictObject({
@@ -26,6 +29,9 @@ const createKeySchema = z.strictObject({
   account_id: z.string({ error: 'must be an account id' }).min(1).optional(),
   tokens: tokens.optional(),
 });
+
+/** What PATCH /admin/keys/:id may change: the limits (null or {} removes them). */
+const patchKeySchema = z.strictObject({ limits: limitsSchema.nullable() });
 
 type NewKeyInput = z.infer<z.ZodObject<typeof newKeyFields>>;
 
@@ -57,6 +63,7 @@ export async function createKeyResponse(
     expiresAt: input.expires_at ?? null,
     models: input.models ? [...new Set(input.models)] : null,
     limitTokens: input.limit_tokens ?? null,
+    limits: hasLimits(input.limits) ? input.limits : null,
   });
   if (!record) return sendError(res, accountNotFound(accountId));
   if (input.tokens !== undefined) await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
@@ -109,6 +116,20 @@ export function keysRoutes(ctx: AdminContext): Router {
       const state = await store.getKey(id);
       if (!state) return sendError(res, keyNotFound(id));
       res.json(keyDetailObject(state));
+    }),
+  );
+
+  router.patch(
+    '/keys/:id',
+    route(async (req, res) => {
+      const id = String(req.params.id);
+      const parsed = patchKeySchema.safeParse(body(req));
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const limits = parsed.data.limits;
+      const record = await store.updateKey(id, { limits: hasLimits(limits) ? limits : null });
+      if (!record) return sendError(res, keyNotFound(id));
+      logger.info({ keyId: id, limits: record.limits }, 'key limits changed');
+      res.json(keyObject(record));
     }),
   );
 

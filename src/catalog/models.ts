@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { hasLimits, limitsSchema, type Limits } from '../limits/limits';
 import { modelValue } from '../proxy/model-rewriter';
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
@@ -80,6 +81,8 @@ const modelSchema = z.strictObject({
   pricing: z
     .strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative(), currency: z.string().min(1).default('USD') })
     .optional(),
+  /** Rate and concurrency limits shared by every account: `{rpm, tpm, max_concurrent}`, each optional. Default none. */
+  limits: limitsSchema.optional(),
   /** Unix time shown as `created` on /v1/models. Default: when the file was loaded. */
   created: z.number().int().nonnegative().optional(),
   /** Shown as `owned_by`. Default: the vendor part of the id. */
@@ -120,6 +123,8 @@ export interface Model {
   streamIncludeUsage: boolean;
   capabilities: Capabilities;
   pricing: { input: number; output: number; currency: string } | undefined;
+  /** The model's own limits; undefined when it has none (the route then skips the model step entirely). */
+  limits: Limits | undefined;
   created: number;
   ownedBy: string;
 }
@@ -199,6 +204,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
         sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
       },
       pricing: m.pricing,
+      limits: hasLimits(m.limits) ? m.limits : undefined,
       created: m.created ?? loadedAt,
       ownedBy: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
     };

@@ -4,6 +4,7 @@ import { AdminClientError } from './admin-client';
 import { count, table, time } from './cli-format';
 import { clientFor, common, expiry, expiryOptions, positiveInt, print, readPasswordFromStdin, type Common } from './cli-options';
 import { packagesTable } from './keys-command';
+import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
 import type { AccountObject } from '../admin/api-objects';
 
 const ROLES = ['member', 'admin'];
@@ -28,7 +29,7 @@ const accountLine = (a: AccountObject) => `${a.id}${a.email ? ` <${a.email}>` : 
 export function accountsCommand(program: Command): void {
   const accounts = program.command('accounts').description('create, list, show, update and disable accounts');
 
-  common(accounts.command('create'))
+  limitOptions(common(accounts.command('create')))
     .description('create an account (with --role admin and a password: a console administrator)')
     .option('--email <email>', 'the login email (lower-cased; unique)')
     .option('--name <name>', 'a display name')
@@ -38,7 +39,8 @@ export function accountsCommand(program: Command): void {
     .option('--tokens <n>', 'grant a first package of this many tokens', positiveInt)
     .action(
       async (
-        opts: Common & { email?: string; name?: string; role?: string; password?: string; passwordStdin?: boolean; tokens?: number },
+        opts: Common &
+          LimitFlags & { email?: string; name?: string; role?: string; password?: string; passwordStdin?: boolean; tokens?: number },
       ) => {
         const a = await clientFor(opts).createAccount({
           email: opts.email,
@@ -46,8 +48,15 @@ export function accountsCommand(program: Command): void {
           role: role(opts.role),
           password: await password(opts),
           tokens: opts.tokens,
+          limits: limitsFrom(opts),
         });
-        print(opts, a, () => `Created account ${accountLine(a)}, ${a.role}, with a balance of ${count(a.balance)} tokens.`);
+        print(
+          opts,
+          a,
+          () =>
+            `Created account ${accountLine(a)}, ${a.role}, with a balance of ${count(a.balance)} tokens` +
+            (a.limits ? `, limits: ${limitsText(a.limits)}.` : '.'),
+        );
       },
     );
 
@@ -85,6 +94,7 @@ export function accountsCommand(program: Command): void {
               ['status', a.status],
               ['password', a.has_password ? 'set' : 'none'],
               ['created', time(a.created)],
+              ...limitRows(a.limits, a.limit_use),
               ['balance', count(a.balance)],
               ['reserved', count(a.reserved)],
               ['debt', count(a.debt)],
@@ -135,6 +145,8 @@ export function accountsCommand(program: Command): void {
         print(opts, a, () => `${command === 'disable' ? 'Disabled' : 'Enabled'} ${accountLine(a)}: ${effect}.`);
       });
   }
+
+  limitsCommand(accounts, 'account', (client, id, limits) => client.updateAccount(id, { limits }));
 
   expiryOptions(common(accounts.command('grant')), 'package')
     .description('grant a token package to an account')

@@ -1,5 +1,6 @@
 /** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
 import type { AccountDetailObject, AccountObject, KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
+import type { LimitsInput } from '../limits/limits';
 
 import type { Product as ProductObject } from '../console-api/schemas';
 import type { CodeObject } from '../products/product-admin';
@@ -26,6 +27,7 @@ export class AdminClient {
     role?: string;
     password?: string;
     tokens?: number;
+    limits?: LimitsInput;
   }): Promise<AccountObject & { balance: number }> {
     return this.call('POST', '/admin/accounts', body);
   }
@@ -35,7 +37,10 @@ export class AdminClient {
   showAccount(id: string): Promise<AccountDetailObject & { keys: KeyObject[] }> {
     return this.call('GET', `/admin/accounts/${encodeURIComponent(id)}`);
   }
-  updateAccount(id: string, body: { name?: string; role?: string; status?: string; password?: string }): Promise<AccountObject> {
+  updateAccount(
+    id: string,
+    body: { name?: string; role?: string; status?: string; password?: string; limits?: LimitsInput | null },
+  ): Promise<AccountObject> {
     return this.call('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, body);
   }
   grantAccountPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
@@ -51,6 +56,7 @@ export class AdminClient {
     limit_tokens?: number;
     expires_at?: number;
     models?: string[];
+    limits?: LimitsInput;
   }): Promise<CreatedKey> {
     return this.call('POST', '/admin/keys', body);
   }
@@ -59,6 +65,9 @@ export class AdminClient {
   }
   showKey(id: string): Promise<KeyDetailObject> {
     return this.call('GET', `/admin/keys/${encodeURIComponent(id)}`);
+  }
+  setKeyLimits(id: string, limits: LimitsInput | null): Promise<KeyObject> {
+    return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, { limits });
   }
   revokeKey(id: string): Promise<{ id: string; revoked: boolean; revoked_at: number }> {
     return this.call('DELETE', `/admin/keys/${encodeURIComponent(id)}`);

@@ -2,11 +2,12 @@
 import type { Command } from 'commander';
 import { count, table, time } from './cli-format';
 import { clientFor, common, expiry, expiryOptions, modelList, positiveInt, print, type Common } from './cli-options';
+import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
 
 export function keysCommand(program: Command): void {
   const keys = program.command('keys').description('create, list, show and revoke API keys');
 
-  expiryOptions(common(keys.command('create')), 'key')
+  limitOptions(expiryOptions(common(keys.command('create')), 'key'))
     .description('create a key (in a new account of its own, unless --account names one); its secret is shown once')
     .option('--name <name>', 'a label for the key')
     .option('--account <id>', 'the account whose balance the key spends')
@@ -15,15 +16,16 @@ export function keysCommand(program: Command): void {
     .option('--models <ids>', 'comma-separated model ids the key may use (default: all)')
     .action(
       async (
-        opts: Common & {
-          name?: string;
-          account?: string;
-          tokens?: number;
-          limitTokens?: number;
-          expiresAt?: number;
-          expiresIn?: number;
-          models?: string;
-        },
+        opts: Common &
+          LimitFlags & {
+            name?: string;
+            account?: string;
+            tokens?: number;
+            limitTokens?: number;
+            expiresAt?: number;
+            expiresIn?: number;
+            models?: string;
+          },
       ) => {
         const created = await clientFor(opts).createKey({
           name: opts.name,
@@ -32,10 +34,12 @@ export function keysCommand(program: Command): void {
           limit_tokens: opts.limitTokens,
           expires_at: expiry(opts),
           models: modelList(opts.models),
+          limits: limitsFrom(opts),
         });
         print(opts, created, () =>
           [
-            `Created key ${created.id}${created.name ? ` (${created.name})` : ''} with a balance of ${count(created.balance)} tokens.`,
+            `Created key ${created.id}${created.name ? ` (${created.name})` : ''} with a balance of ${count(created.balance)} tokens` +
+              (created.limits ? `, limits: ${limitsText(created.limits)}.` : '.'),
             `Secret, shown only now; store it safely:`,
             ``,
             `  ${created.key}`,
@@ -94,6 +98,7 @@ export function keysCommand(program: Command): void {
               ['models', k.models?.join(',') ?? 'all'],
               ['cap', k.limit_tokens === null ? '-' : count(k.limit_tokens)],
               ['spent', count(k.spent_tokens)],
+              ...limitRows(k.limits, k.limit_use),
               ['balance', count(k.balance)],
               ['reserved', count(k.reserved)],
               ['debt', count(k.debt)],
@@ -108,6 +113,8 @@ export function keysCommand(program: Command): void {
         ].join('\n'),
       );
     });
+
+  limitsCommand(keys, 'key', (client, id, limits) => client.setKeyLimits(id, limits));
 
   common(keys.command('revoke'))
     .description('revoke a key; its next request is refused')

@@ -29,6 +29,7 @@ const NUMBERS = new Set([
   'upstreamTimeoutMs',
   'upstreamMaxFreeSockets',
   'reservationLeaseSeconds',
+  'rateLimitWindowSeconds',
   'storeTimeoutMs',
   'metricsPort',
   'sessionIdleHours',

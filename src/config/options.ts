@@ -66,6 +66,8 @@ export interface TokenmeterOptions {
   upstreamMaxFreeSockets?: number;
   /** A reservation's lease, renewed every third of it while its request runs. Default 60. */
   reservationLeaseSeconds?: number;
+  /** The window of rpm and tpm limits; shorter only for tests and demos. Default 60. */
+  rateLimitWindowSeconds?: number;
   /** A Redis command slower than this counts as a store failure. Default 2000. */
   storeTimeoutMs?: number;
   /** The level of tokenmeter's own logger (ignored with `logger`). Default `info`. */
@@ -154,6 +156,7 @@ const meterShape = {
   upstreamTimeoutMs: positiveInt(300_000),
   upstreamMaxFreeSockets: positiveInt(256),
   reservationLeaseSeconds: positiveInt(60),
+  rateLimitWindowSeconds: positiveInt(60),
   storeTimeoutMs: positiveInt(2_000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   logger: object<Logger>('a pino logger').optional(),
@@ -218,6 +221,7 @@ export interface MeterConfig {
   upstreamTimeoutMs: number;
   upstreamMaxFreeSockets: number;
   leaseMs: number;
+  limitWindowMs: number;
   storeTimeoutMs: number;
   logLevel: LogLevel;
   logPayloads: boolean;
@@ -291,6 +295,7 @@ export function resolveMeter(o: ParsedMeter): MeterConfig {
     upstreamTimeoutMs: o.upstreamTimeoutMs,
     upstreamMaxFreeSockets: o.upstreamMaxFreeSockets,
     leaseMs: o.reservationLeaseSeconds * 1000,
+    limitWindowMs: o.rateLimitWindowSeconds * 1000,
     storeTimeoutMs: o.storeTimeoutMs,
     logLevel: o.logLevel,
     logPayloads: o.logPayloads,

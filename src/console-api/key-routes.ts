@@ -8,6 +8,7 @@ import type { Logger } from '../observability/logger';
 import type { Store } from '../store/types';
 import { apiKeyObject } from './objects';
 import { createKeyRequest } from './schemas';
+import { hasLimits, limitsSchema } from '../limits/limits';
 import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';
 
@@ -47,6 +48,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         );
       }
       const account = sessionAccount(res);
+      const limits = input.limits && limitsSchema.parse(input.limits);
       const secret = generateKey();
       const record = await store.createKey(account.id, {
         hash: secret.hash,
@@ -55,6 +57,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         expiresAt: input.expires_at ?? null,
         models: input.models ? [...new Set(input.models)] : null,
         limitTokens: input.limit_tokens ?? null,
+        limits: hasLimits(limits) ? limits : null,
       });
       if (!record) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
       logger.info({ accountId: account.id, keyId: record.id }, 'key created in the console');

@@ -1,4 +1,5 @@
 /** Store records as the self-service API shows them (the shapes in schemas.ts): snake_case, Unix seconds. */
+import { limitsObject } from '../limits/limits';
 import type { Product } from '../store/commerce-types';
 import type { AccountRecord, AccountState, KeyRecord, TokenPackage } from '../store/types';
 import type * as api from './schemas';
@@ -39,6 +40,7 @@ export function apiKeyObject(k: KeyRecord): api.ApiKey {
     spent: k.spentTokens,
     limit_tokens: k.limitTokens,
     models: k.models,
+    limits: k.limits && limitsObject(k.limits),
   };
 }
 

@@ -47,6 +47,23 @@ export const logoutRequest = z.strictObject({
   everywhere: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
+const limitCount = (what: string) =>
+  z
+    .number({ error: `must be a whole number of ${what}` })
+    .int(`must be a whole number of ${what}`)
+    .positive('must be at least 1')
+    .max(1_000_000_000, 'must be at most 1000000000');
+
+/**
+ * Rate and concurrency limits as every API and the models file write them (src/limits/limits.ts reads them): requests
+ * per minute, tokens per minute, requests in flight; a field left out is no limit.
+ */
+export const limitsRequest = z.strictObject({
+  rpm: limitCount('requests').optional(),
+  tpm: limitCount('tokens').optional(),
+  max_concurrent: limitCount('requests').optional(),
+});
+
 /** `POST /console/api/keys`. */
 export const createKeyRequest = z.strictObject({
   name: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
@@ -67,6 +84,8 @@ export const createKeyRequest = z.strictObject({
     .positive('must be at least 1')
     .max(Number.MAX_SAFE_INTEGER)
     .nullish(),
+  /** The key's own rate and concurrency limits (an account holder may restrict a key); unset: none. */
+  limits: limitsRequest.nullish(),
 });
 
 /** A page's size in a list query (`limit`): 1 to 1000, default 100. Shared with the admin API's lists. */
@@ -167,6 +186,8 @@ export const apiKey = z.object({
   /** The key's own cap (`limit_tokens`); null: none. */
   limit_tokens: tokenCount.nullable(),
   models: z.array(z.string()).nullable(),
+  /** The key's rate and concurrency limits; null: none. */
+  limits: limitsRequest.nullable(),
 });
 
 /** `POST /console/api/keys` → 201: the key and, this once, its secret. */

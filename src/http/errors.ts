@@ -27,6 +27,8 @@ const CATALOG = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   request_headers_too_large: { status: 431, type: 'invalid_request_error' },
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  // Retryable: no x-should-retry: false, so the OpenAI SDKs back off (by Retry-After) and try again on their own.
+  rate_limit_exceeded: { status: 429, type: 'requests' },
   too_many_attempts: { status: 429, type: 'rate_limit_error' },
   internal_error: { status: 500, type: 'api_error' },
   upstream_error: { status: 502, type: 'api_error' },

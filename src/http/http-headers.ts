@@ -28,8 +28,22 @@ const NOT_UPSTREAM = new Set([
   'expect',
 ]);
 
-/** Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies. */
-const NOT_DOWNSTREAM = new Set(['content-length', 'content-encoding', 'set-cookie', 'x-request-id']);
+/**
+ * Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies, and its
+ * rate-limit headers, which describe the proxy's own upstream account, not the client's (ours do that).
+ */
+const NOT_DOWNSTREAM = new Set([
+  'content-length',
+  'content-encoding',
+  'set-cookie',
+  'x-request-id',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-limit-tokens',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-tokens',
+]);
 
 function connectionTokens(headers: IncomingHttpHeaders): string[] {
   const c = headers.connection;

@@ -6,6 +6,7 @@ import type { Journal } from './journal';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Model } from '../catalog/models';
+import type { AdmitResult, LimitEnd, Limits } from '../limits/limits';
 import type { ReserveResult, Settlement, Store } from '../store/types';
 
 export interface MeterOptions {
@@ -73,6 +74,8 @@ export class Meter {
     model: Model;
     promptTokens: number;
     allowance: number;
+    /** The allowance is the model's default (the client named no max_tokens): tpm limits may lower it. */
+    defaultAllowance?: boolean;
     choices: number;
   }): Promise<ReserveResult> {
     return this.store.reserve({
@@ -83,17 +86,40 @@ export class Meter {
       fixed: Math.ceil(args.promptTokens * args.model.inputWeight),
       unit: args.model.outputWeight * args.choices,
       allowance: args.allowance,
+      defaultAllowance: args.defaultAllowance,
       leaseMs: this.leaseMs,
     });
   }
 
-  /** Renews the reservation's lease at a third of its length until stopped. */
-  hold(accountId: string, requestId: string): Lease {
+  /** Tokens a request counts against tpm limits when admitted: what `reserve` asks for. */
+  reservationTokens(model: Model, promptTokens: number, allowance: number, choices: number): number {
+    return Math.ceil(Math.ceil(promptTokens * model.inputWeight) + allowance * model.outputWeight * choices);
+  }
+
+  /** The model level of the limits (its own slot), for a model that has limits; before the reservation. */
+  admitModel(modelId: string, limits: Limits, requestId: string, tokens: number): Promise<AdmitResult> {
+    return this.store.admitModel(modelId, { limits, tokens, requestId, leaseMs: this.leaseMs });
+  }
+
+  /**
+   * Lets go of a model's limits (no-op for a model without). Best effort: a failure can only over-count, until the
+   * entry leaves the window or the slot's lease lapses; it never lets more through.
+   */
+  endModel(model: Model, requestId: string, how: LimitEnd): void {
+    if (!model.limits) return;
+    this.store.endModel(model.id, requestId, how).catch((err: Error) => {
+      this.logger.warn({ requestId, err: err.message }, 'model limit release failed; its lease and window will free it');
+    });
+  }
+
+  /** Renews the reservation's lease (and the model's concurrency slot, when it has one) at a third of its length. */
+  hold(accountId: string, requestId: string, model?: Model): Lease {
+    const slot = model?.limits?.maxConcurrent !== undefined ? model.id : undefined;
+    const warn = (err: Error) => this.logger.warn({ requestId, err: err.message }, 'lease renewal failed');
     const timer = setInterval(
       () => {
-        this.store.renew(accountId, requestId, this.leaseMs).catch((err: Error) => {
-          this.logger.warn({ requestId, err: err.message }, 'lease renewal failed');
-        });
+        this.store.renew(accountId, requestId, this.leaseMs).catch(warn);
+        if (slot !== undefined) this.store.renewModel(slot, requestId, this.leaseMs).catch(warn);
       },
       Math.max(10, Math.floor(this.leaseMs / 3)),
     );

@@ -27,6 +27,7 @@ export class Metrics {
   readonly upstreamDuration: Histogram<'model'>;
   readonly upstreamErrors: Counter<'model' | 'kind'>;
   readonly refusals: Counter<'reason'>;
+  readonly rateLimited: Counter<'level' | 'limit'>;
   readonly activeStreams: Gauge;
   readonly storeErrors: Counter<'op'>;
   readonly storeDuration: Histogram<'op'>;
@@ -93,6 +94,12 @@ export class Metrics {
       name: 'tokenmeter_refusals_total',
       help: 'Requests refused by the proxy itself, by reason (the error code).',
       labelNames: ['reason'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'tokenmeter_rate_limited_total',
+      help: 'Requests refused by a rate or concurrency limit, by level (key, account, model) and limit (requests, tokens, concurrent).',
+      labelNames: ['level', 'limit'],
       registers,
     });
     this.activeStreams = new Gauge({ name: 'tokenmeter_active_streams', help: 'Streams being relayed now.', registers });

@@ -7,6 +7,8 @@ import { unsupported, upstreamMessages } from '../catalog/capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../http/chat-request';
 import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
 import { PromptSize } from '../metering/estimate';
+import type { LevelUse, LimitRefusal } from '../limits/limits';
+import { rateLimitHeaders, rateLimitRefusal } from '../limits/rate-limit-response';
 import { Exchange, type ExchangeDeps } from './exchange';
 import { upstreamRequestHeaders } from '../http/http-headers';
 import type { Logger } from '../observability/logger';
@@ -32,6 +34,13 @@ export interface ChatCompletionsOptions {
 function refuseUnserializable(res: Response, err: unknown): void {
   if (!(err instanceof RangeError)) throw err;
   sendError(res, apiError('invalid_request_error', 'The request body is nested too deeply.'));
+}
+
+/** A limit refused the request: a retryable 429 with its headers, counted by level and limit. Nothing was forwarded. */
+function refuseRateLimited(res: Response, metrics: Metrics, refusal: LimitRefusal): void {
+  metrics.rateLimited.inc({ level: refusal.level, limit: refusal.kind });
+  const { error, headers } = rateLimitRefusal(refusal);
+  sendError(res, error, headers);
 }
 
 export function chatCompletions(options: ChatCompletionsOptions) {
@@ -93,14 +102,33 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         ),
       );
     }
-    const allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
+    let allowance = requested.value ?? Math.min(model.maxOutputTokens, room);
+    const choices = request.n ?? 1;
+    // Without max_tokens the allowance is ours to choose: no more than the model's tpm could ever admit.
+    const tpm = model.limits?.tpm;
+    if (tpm !== undefined && requested.value === undefined) {
+      const fits = Math.floor((tpm - Math.ceil(prompt.tokens * model.inputWeight)) / (model.outputWeight * choices));
+      allowance = Math.max(1, Math.min(allowance, fits));
+    }
     if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
 
     const requestId = facts.requestId;
+    const defaultAllowance = requested.value === undefined;
     const reserve = () =>
-      meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, choices: request.n ?? 1 });
+      meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, defaultAllowance, choices });
+    // The model's own limits (only a model that has them costs a store call): before the reservation, undone if refused.
+    let modelUse: LevelUse | undefined;
+    const undoModel = () => {
+      if (modelUse) meter.endModel(model, requestId, { kind: 'undo' });
+    };
     let reservation;
     try {
+      if (model.limits) {
+        const tokens = meter.reservationTokens(model, prompt.tokens, allowance, choices);
+        const admitted = await meter.admitModel(model.id, model.limits, requestId, tokens);
+        if (admitted.kind === 'rate_limited') return refuseRateLimited(res, options.metrics, admitted.refusal);
+        modelUse = admitted.use;
+      }
       reservation = await reserve();
       // A tight balance: the bound may be costing this request tokens. Count exactly and reserve again (it replaces).
       const short = reservation.kind === 'insufficient_quota' || (reservation.kind === 'reserved' && reservation.allowance < allowance);
@@ -109,9 +137,11 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         reservation = await reserve();
       }
     } catch (err) {
+      undoModel();
       logger.error({ requestId, err: (err as Error).message }, 'store unreachable during reservation');
       return sendError(res, STORE_UNAVAILABLE);
     }
+    if (reservation.kind !== 'reserved') undoModel();
     switch (reservation.kind) {
       case 'invalid_key':
         return sendError(
@@ -134,8 +164,15 @@ export function chatCompletions(options: ChatCompletionsOptions) {
               : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
           ),
         );
+      case 'rate_limited':
+        return refuseRateLimited(res, options.metrics, reservation.refusal);
       case 'reserved':
         break;
+    }
+    // OpenAI's headers for the tightest level, only when some level has limits (else nothing to say, nothing to do).
+    if (modelUse || reservation.limitUse) {
+      const headers = rateLimitHeaders(modelUse ? [modelUse, ...(reservation.limitUse ?? [])] : (reservation.limitUse ?? []));
+      for (const name in headers) res.setHeader(name, headers[name]);
     }
 
     // The upstream sees its own model name, a completion cap the reservation covers, and a request for stream usage.
@@ -152,6 +189,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       body = JSON.stringify(upstreamBody);
     } catch (err) {
       meter.release(accountId, requestId);
+      undoModel();
       return refuseUnserializable(res, err);
     }
 
@@ -165,7 +203,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         stream: request.stream === true,
         hideUsageChunk,
         promptTokens: () => prompt.count(),
-        lease: meter.hold(accountId, requestId),
+        lease: meter.hold(accountId, requestId, model),
       },
       res,
     );

@@ -249,6 +249,7 @@ export class Exchange {
   private release(): void {
     if (this.finished) return;
     this.deps.meter.release(this.ctx.accountId, this.ctx.requestId);
+    this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'release' });
     this.end();
   }
 
@@ -273,6 +274,7 @@ export class Exchange {
       stream: this.ctx.stream,
       status,
     });
+    this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'settle', tokens: chargedTokens });
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();
   }

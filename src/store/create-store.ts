@@ -12,7 +12,7 @@ import { RedisStore, redisClientOptions } from './redis-store';
 import type { SessionStore } from './session-types';
 import type { Store } from './types';
 
-type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs'>;
+type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
 
 /** The metering store, and the console's session and commerce stores on the same connection. */
 export interface Stores {
@@ -22,11 +22,16 @@ export interface Stores {
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
-  if (!config.redisUrl) return { store: new MemoryStore(), sessions: new MemorySessionStore(), commerce: new MemoryCommerceStore() };
+  if (!config.redisUrl)
+    return {
+      store: new MemoryStore({ limitWindowMs: config.limitWindowMs }),
+      sessions: new MemorySessionStore(),
+      commerce: new MemoryCommerceStore(),
+    };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
   return {
-    store: new RedisStore(client, { prefix }),
+    store: new RedisStore(client, { prefix, limitWindowMs: config.limitWindowMs }),
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
   };
@@ -35,7 +40,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
 function connect(config: StoreConfig, url: string, logger: Logger): Redis | Cluster {
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
-    ? // Every script touches one hash tag's keys (an account's, a session's, a code's): one slot, so they run unchanged on a cluster.
+    ? // Every script touches one hash tag's keys (an account's, a model's, a session's, a code's): one slot, so they run unchanged on a cluster.
       new Cluster([url], { enableOfflineQueue: false, clusterRetryStrategy: options.retryStrategy, redisOptions: options })
     : new Redis(url, options);
   // Requests fail closed (503) while Redis is away and ioredis reconnects on its own; log each outage once.

@@ -3,6 +3,8 @@
  * records per account). Each method's check-and-change runs synchronously, so it is atomic in
  * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
  */
+import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../limits/limits';
+import { admitAll, LimitWindow, type HeldLevel } from '../limits/limit-window';
 import { compareCursor, matchesSearch, newId } from './ids';
 import {
   type AccountPatch,
@@ -12,6 +14,7 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
+  type KeyPatch,
   type KeyRecord,
   type KeyRef,
   type KeyState,
@@ -43,6 +46,8 @@ interface Account {
   /** grant idempotency id -> the package it credited */
   grants: Map<string, string>;
   keys: string[];
+  /** The account's rate-limit window, made when it first has limits. */
+  window?: LimitWindow;
 }
 
 interface Key {
@@ -50,6 +55,8 @@ interface Key {
   /** Reserved by this key's requests in flight. */
   reserved: number;
   usage: UsageTotals;
+  /** The key's rate-limit window, made when it first has limits. */
+  window?: LimitWindow;
 }
 
 export interface MemoryStoreOptions {
@@ -62,6 +69,8 @@ export interface MemoryStoreOptions {
    * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
    */
   settleDedupSeconds?: number;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
 }
 
 const zeroTotals = (): UsageTotals => ({ requests: 0, promptTokens: 0, completionTokens: 0, chargedTokens: 0 });
@@ -75,6 +84,9 @@ export class MemoryStore implements Store {
   private readonly now: () => number;
   private readonly ledgerLimit: number;
   private readonly dedupMs: number;
+  private readonly windowMs: number;
+  /** Model id -> its limit windows; dropped when nothing is held. */
+  private readonly modelWindows = new Map<string, LimitWindow>();
   private lastCursorMs = 0;
   private cursorSeq = 0;
 
@@ -82,6 +94,7 @@ export class MemoryStore implements Store {
     this.now = options.now ?? Date.now;
     this.ledgerLimit = options.ledgerLimit ?? 10_000;
     this.dedupMs = (options.settleDedupSeconds ?? 600) * 1000;
+    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
   }
 
   private seconds(): number {
@@ -90,7 +103,7 @@ export class MemoryStore implements Store {
 
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
-    const record: AccountRecord = { id: newId('acc'), ...input, created: this.seconds() };
+    const record: AccountRecord = { id: newId('acc'), ...input, created: this.seconds(), limits: input.limits ?? null };
     this.accounts.set(record.id, {
       record,
       packages: [],
@@ -118,6 +131,7 @@ export class MemoryStore implements Store {
       debt: acc.debt,
       packages: acc.packages.map((p) => ({ ...p })),
       usage: { ...acc.totals },
+      limitUse: acc.record.limits && (acc.window ?? new LimitWindow(this.windowMs)).use(acc.record.limits, this.now()),
     };
   }
 
@@ -147,6 +161,7 @@ export class MemoryStore implements Store {
     if (patch.status !== undefined) acc.record.status = patch.status;
     if (patch.role !== undefined) acc.record.role = patch.role;
     if (patch.passwordHash !== undefined) acc.record.passwordHash = patch.passwordHash;
+    if (patch.limits !== undefined) acc.record.limits = patch.limits;
     return { ...acc.record };
   }
 
@@ -165,6 +180,7 @@ export class MemoryStore implements Store {
       limitTokens: input.limitTokens ?? null,
       spentTokens: 0,
       lastUsed: null,
+      limits: input.limits ?? null,
     };
     this.keys.set(record.id, { record, reserved: 0, usage: zeroTotals() });
     acc.keys.push(record.id);
@@ -213,7 +229,15 @@ export class MemoryStore implements Store {
       debt: acc.debt,
       packages: acc.packages.map((p) => ({ ...p })),
       usage: { ...key.usage },
+      limitUse: key.record.limits && (key.window ?? new LimitWindow(this.windowMs)).use(key.record.limits, this.now()),
     };
+  }
+
+  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    const key = this.keys.get(keyId);
+    if (!key) return undefined;
+    if (patch.limits !== undefined) key.record.limits = patch.limits;
+    return copyKey(key.record);
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
@@ -241,31 +265,50 @@ export class MemoryStore implements Store {
     if (key && key.record.models !== null && !key.record.models.includes(r.model)) return { kind: 'model_not_allowed' };
     this.purge(acc);
     // A request that reserves again (with a better prompt count) replaces what it holds, or drops it when refused.
-    this.dropReservation(acc, r.requestId);
+    const prior = this.dropReservation(acc, r.requestId);
+    const levels = this.levels(acc, key);
+    const now = this.now();
+    const refused = (result: ReserveResult): ReserveResult => {
+      if (prior && levels) for (const l of levels) l.window.end(r.requestId, { kind: 'undo' }, now);
+      return result;
+    };
     const accountLeft = this.available(acc);
     const keyLeft = key ? capLeft(key) : Infinity;
     const available = Math.min(accountLeft, keyLeft);
     if (available < r.fixed + r.unit) {
-      return { kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' };
+      return refused({ kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' });
     }
-    const per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    let per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    // A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
+    if (levels && r.defaultAllowance) {
+      for (const l of levels)
+        if (l.limits.tpm !== undefined) per = Math.max(1, Math.min(per, Math.floor((l.limits.tpm - r.fixed) / r.unit)));
+    }
     const amount = Math.ceil(r.fixed + per * r.unit);
-    acc.reservations.set(r.requestId, { amount, keyId: r.keyId, deadline: this.now() + r.leaseMs });
+    const admitted = levels && admitAll(levels, { tokens: amount, requestId: r.requestId, leaseMs: r.leaseMs }, now);
+    if (admitted?.kind === 'rate_limited') return refused(admitted);
+    acc.reservations.set(r.requestId, { amount, keyId: r.keyId, deadline: now + r.leaseMs });
     acc.reserved += amount;
     if (key) key.reserved += amount;
-    return { kind: 'reserved', allowance: per, amount };
+    return admitted ? { kind: 'reserved', allowance: per, amount, limitUse: admitted.uses } : { kind: 'reserved', allowance: per, amount };
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    const held = this.accounts.get(accountId)?.reservations.get(requestId);
-    if (!held) return false;
-    held.deadline = this.now() + leaseMs;
+    const acc = this.accounts.get(accountId);
+    const held = acc?.reservations.get(requestId);
+    if (!acc || !held) return false;
+    const now = this.now();
+    held.deadline = now + leaseMs;
+    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.renew(requestId, leaseMs, now);
     return true;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
     const acc = this.accounts.get(accountId);
-    if (acc) this.dropReservation(acc, requestId);
+    const held = acc?.reservations.get(requestId);
+    if (!acc || !held) return;
+    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.end(requestId, { kind: 'release' }, this.now());
+    this.dropReservation(acc, requestId);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
@@ -276,6 +319,8 @@ export class MemoryStore implements Store {
     if (markerExpiry !== undefined && markerExpiry > nowMs) return 'duplicate';
     this.purge(acc);
     this.dropReservation(acc, s.requestId);
+    const key = this.keyOf(s.keyId);
+    for (const l of this.levels(acc, key) ?? []) l.window.end(s.requestId, { kind: 'settle', tokens: s.chargedTokens }, nowMs);
     let left = s.chargedTokens;
     const now = this.seconds();
     const live = acc.packages
@@ -290,7 +335,6 @@ export class MemoryStore implements Store {
     acc.debt += left;
     acc.ledger.push({ ...s, created: now, cursor: this.nextCursor(nowMs) });
     addUsage(acc.totals, s);
-    const key = s.keyId === null ? undefined : this.keys.get(s.keyId);
     if (key) {
       addUsage(key.usage, s);
       key.record.spentTokens += s.chargedTokens;
@@ -322,6 +366,28 @@ export class MemoryStore implements Store {
     return q.after !== undefined ? out.slice(0, q.limit) : out.slice(Math.max(0, out.length - q.limit));
   }
 
+  async admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
+    let window = this.modelWindows.get(model);
+    if (!window) this.modelWindows.set(model, (window = new LimitWindow(this.windowMs)));
+    return window.admit('model', check, this.now());
+  }
+
+  async endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
+    const window = this.modelWindows.get(model);
+    if (!window) return;
+    const now = this.now();
+    window.end(requestId, how, now);
+    if (window.empty(now)) this.modelWindows.delete(model);
+  }
+
+  async renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
+    this.modelWindows.get(model)?.renew(requestId, leaseMs, this.now());
+  }
+
+  async modelUse(model: string, limits: Limits): Promise<LevelUse> {
+    return (this.modelWindows.get(model) ?? new LimitWindow(this.windowMs)).use(limits, this.now());
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
@@ -342,13 +408,29 @@ export class MemoryStore implements Store {
     }
   }
 
-  private dropReservation(acc: Account, requestId: string): void {
+  /** True when the request held a reservation. */
+  private dropReservation(acc: Account, requestId: string): boolean {
     const held = acc.reservations.get(requestId);
-    if (!held) return;
+    if (!held) return false;
     acc.reservations.delete(requestId);
     acc.reserved -= held.amount;
     const key = held.keyId === null ? undefined : this.keys.get(held.keyId);
     if (key) key.reserved -= held.amount;
+    return true;
+  }
+
+  private keyOf(keyId: string | null): Key | undefined {
+    return keyId === null ? undefined : this.keys.get(keyId);
+  }
+
+  /** The key's and the account's levels that have limits (key first); undefined when neither has any. */
+  private levels(acc: Account, key: Key | undefined): HeldLevel[] | undefined {
+    let out: HeldLevel[] | undefined;
+    if (key?.record.limits)
+      (out ??= []).push({ level: 'key', limits: key.record.limits, window: (key.window ??= new LimitWindow(this.windowMs)) });
+    if (acc.record.limits)
+      (out ??= []).push({ level: 'account', limits: acc.record.limits, window: (acc.window ??= new LimitWindow(this.windowMs)) });
+    return out;
   }
 
   /** Cursors shaped like Redis stream ids, so readers can treat both stores alike. */

@@ -1,4 +1,6 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
+import { decodeLimits, type LevelUse } from '../limits/limits';
+import { parseLevelUse, parseRefusal } from './redis-limits';
 import type { AccountRecord, AccountState, KeyRecord, KeyState, ReserveResult, TokenPackage, UsageRecord, UsageTotals } from './types';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
@@ -19,10 +21,21 @@ export function pairs(flat: string[]): Record<string, string> {
 
 /** The one place RESERVE's reply shape is checked. */
 export function parseReserveReply(reply: unknown): ReserveResult {
-  const [tag, a, b] = tuple(reply, 'RESERVE');
+  const list = tuple(reply, 'RESERVE');
+  const [tag, a, b] = list;
   switch (tag) {
-    case 'ok':
-      return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
+    case 'ok': {
+      // After per and amount: for each level with limits, its name and lim_use's 7 values.
+      if (list.length === 3) return { kind: 'reserved', allowance: Number(a), amount: Number(b) };
+      const limitUse: LevelUse[] = [];
+      for (let i = 3; i + 8 <= list.length; i += 8) limitUse.push(parseLevelUse(list, i + 1));
+      return { kind: 'reserved', allowance: Number(a), amount: Number(b), limitUse };
+    }
+    case 'limited':
+      if ((a === 'key' || a === 'account') && list.length === 15) {
+        return { kind: 'rate_limited', refusal: parseRefusal(list, 3, a, Number(b)) };
+      }
+      break;
     case 'short':
       if (b === 'account' || b === 'key') return { kind: 'insufficient_quota', available: Number(a), limitedBy: b };
       break;
@@ -48,6 +61,7 @@ export function parseAccount(id: string, h: Record<string, string>): AccountReco
     role: h.role === 'admin' ? 'admin' : 'member',
     status: h.status === 'active' ? 'active' : 'disabled',
     created: Number(h.created ?? 0),
+    limits: decodeLimits(h.rl),
   };
 }
 
@@ -67,6 +81,7 @@ export function parseKeyRecord(id: string, accountId: string, h: Record<string, 
     limitTokens: h.limit ? Number(h.limit) : null,
     spentTokens: Number(h.spent ?? 0),
     lastUsed: lastUsed > 0 ? lastUsed : null,
+    limits: decodeLimits(h.rl),
   };
 }
 
@@ -124,10 +139,10 @@ export function parseKeyRef(value: string): { keyId: string; accountId: string }
   return space === -1 ? { keyId: value, accountId: value } : { keyId: value.slice(0, space), accountId: value.slice(space + 1) };
 }
 
-/** ACCOUNT_STATE's reply: {account fields, packages, totals, now}. */
+/** ACCOUNT_STATE's reply: {account fields, packages, totals, now, the account's lim_use or {}}. */
 export function parseAccountState(
   accountId: string,
-  [accountFlat, pkgFlat, totalsFlat, now]: [string[], string[], string[], number],
+  [accountFlat, pkgFlat, totalsFlat, now, use]: [string[], string[], string[], number, unknown[]],
 ): AccountState {
   const account = pairs(accountFlat);
   const packages = parsePackages(pkgFlat);
@@ -140,14 +155,15 @@ export function parseAccountState(
     debt,
     packages,
     usage: parseTotals(pairs(totalsFlat)),
+    limitUse: use.length > 0 ? parseLevelUse(use, 0) : null,
   };
 }
 
-/** KEY_STATE's reply: {account fields, key fields, packages, now}; the balance is what the account offers the key. */
+/** KEY_STATE's reply: {account fields, key fields, packages, now, the key's lim_use or {}}; the balance is what the account offers the key. */
 export function parseKeyState(
   keyId: string,
   accountId: string,
-  [accountFlat, keyFlat, pkgFlat, now]: [string[], string[], string[], number],
+  [accountFlat, keyFlat, pkgFlat, now, use]: [string[], string[], string[], number, unknown[]],
 ): KeyState {
   const account = pairs(accountFlat);
   const key = pairs(keyFlat);
@@ -157,5 +173,6 @@ export function parseKeyState(
   const reserved = Number(key.reserved ?? 0);
   const accountBalance = liveTokens(packages, now) - debt - Number(account.reserved ?? 0);
   const capLeft = record.limitTokens === null ? Infinity : record.limitTokens - record.spentTokens - reserved;
-  return { ...record, balance: Math.min(accountBalance, capLeft), reserved, debt, packages, usage: parseTotals(key) };
+  const limitUse = use.length > 0 ? parseLevelUse(use, 0) : null;
+  return { ...record, balance: Math.min(accountBalance, capLeft), reserved, debt, packages, usage: parseTotals(key), limitUse };
 }

@@ -1,5 +1,8 @@
 /** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's slot. */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
+import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
+import { defineScript, RedisModelLimits } from './redis-limits';
 import { matchesSearch, newId } from './ids';
 import { readLedgers } from './redis-ledger';
 import { migrateLegacyKeys } from './redis-migration';
@@ -25,6 +28,7 @@ import {
   type CreateAccountResult,
   type GrantOptions,
   type GrantResult,
+  type KeyPatch,
   type KeyRecord,
   type KeyRef,
   type KeyState,
@@ -57,11 +61,13 @@ const SCRIPTS = {
   tmMigrateKey: scripts.MIGRATE_KEY,
 };
 type ScriptName = keyof typeof SCRIPTS;
-type RunScript = (keys: string[], args: (string | number)[]) => Promise<unknown>;
+type RunScript = ReturnType<typeof defineScript>;
 
 export interface RedisStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
   prefix?: string;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
 }
 
 /** ioredis options for a store that fails closed: no offline queue, bounded command time, endless reconnects. */
@@ -81,7 +87,9 @@ export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly prefix: string;
+  private readonly windowMs: number;
   private readonly run: Record<ScriptName, RunScript>;
+  private readonly modelLimits: RedisModelLimits;
 
   constructor(
     private readonly redis: Client,
@@ -89,13 +97,10 @@ export class RedisStore implements Store {
   ) {
     this.prefix = options.prefix ?? 'tm:';
     const run = {} as Record<ScriptName, RunScript>;
-    for (const [name, lua] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
-      // ioredis sends EVALSHA and falls back to EVAL (which caches the script) on NOSCRIPT.
-      if (!(name in redis)) redis.defineCommand(name, { lua });
-      const command = (redis as unknown as Record<ScriptName, (...a: unknown[]) => Promise<unknown>>)[name].bind(redis);
-      run[name] = (keys, args) => command(keys.length, ...keys, ...args);
-    }
+    for (const [name, lua] of Object.entries(SCRIPTS) as [ScriptName, string][]) run[name] = defineScript(redis, name, lua);
     this.run = run;
+    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
+    this.modelLimits = new RedisModelLimits(redis, this.prefix, this.windowMs);
   }
 
   /** A key of account `accountId`'s slot. */
@@ -145,6 +150,7 @@ export class RedisStore implements Store {
       created,
       debt: 0,
       reserved: 0,
+      rl: encodeLimits(input.limits),
     });
     // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
     // account is listed last, so a half-made account is never reachable.
@@ -153,17 +159,17 @@ export class RedisStore implements Store {
       return { kind: 'email_taken' };
     }
     await this.redis.zadd(this.global('accounts'), 0, id);
-    return { kind: 'created', account: { id, ...input, created } };
+    return { kind: 'created', account: { id, ...input, created, limits: input.limits ?? null } };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
     const reply = await this.run.tmAccountState(
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra'), this.a(accountId, 't')],
-      [],
+      [this.windowMs],
     );
     const parts = tuple(reply, 'ACCOUNT_STATE');
     if (parts.length === 0) return undefined;
-    return parseAccountState(accountId, parts as [string[], string[], string[], number]);
+    return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]]);
   }
 
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
@@ -199,6 +205,7 @@ export class RedisStore implements Store {
     if (patch.status !== undefined) fields.push('status', patch.status);
     if (patch.role !== undefined) fields.push('role', patch.role);
     if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
+    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
     const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, 'a')], fields), 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
   }
@@ -219,6 +226,7 @@ export class RedisStore implements Store {
       spent: 0,
       reserved: 0,
       last_used: '',
+      rl: encodeLimits(input.limits),
     };
     const made = await this.run.tmCreateKey(
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
@@ -240,7 +248,18 @@ export class RedisStore implements Store {
       limitTokens: limit,
       spentTokens: 0,
       lastUsed: null,
+      limits: input.limits ?? null,
     };
+  }
+
+  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    const accountId = await this.accountOfKey(keyId);
+    if (accountId === undefined) return undefined;
+    const fields: string[] = [];
+    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
+    // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
+    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
+    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
@@ -273,11 +292,11 @@ export class RedisStore implements Store {
     if (accountId === undefined) return undefined;
     const reply = await this.run.tmKeyState(
       [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
-      [],
+      [keyId, this.windowMs],
     );
     const parts = tuple(reply, 'KEY_STATE');
     if (parts.length === 0) return undefined;
-    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number]);
+    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]]);
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
@@ -304,17 +323,18 @@ export class RedisStore implements Store {
     const A = r.accountId;
     const reply = await this.run.tmReserve(
       [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? ''],
+      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs, r.defaultAllowance ? 1 : 0],
     );
     return parseReserveReply(reply);
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    return Number(await this.run.tmRenew([this.a(accountId, 'r')], [requestId, leaseMs])) === 1;
+    const keys = [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')];
+    return Number(await this.run.tmRenew(keys, [requestId, leaseMs])) === 1;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
-    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId]);
+    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId, this.windowMs]);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
@@ -341,6 +361,7 @@ export class RedisStore implements Store {
         s.status,
         SETTLE_DEDUP_SECONDS,
         s.keyId ?? '',
+        this.windowMs,
       ],
     );
     const [tag] = tuple(reply, 'SETTLE');
@@ -355,6 +376,22 @@ export class RedisStore implements Store {
     else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
     else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
     return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
+  }
+
+  admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
+    return this.modelLimits.admit(model, check);
+  }
+
+  endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
+    return this.modelLimits.end(model, requestId, how);
+  }
+
+  renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
+    return this.modelLimits.renew(model, requestId, leaseMs);
+  }
+
+  modelUse(model: string, limits: Limits): Promise<LevelUse> {
+    return this.modelLimits.use(model, limits);
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,7 @@
+import { ACCOUNT_LEVELS } from './limit-scripts';
+
 /**
- * Every Redis check-and-change tokenmeter makes, one Lua script each. All KEYS of a script belong to one account and
+ * Every Redis check-and-change tokenmeter makes, one Lua script each (the model level of the limits: limit-scripts.ts). All KEYS of a script belong to one account and
  * share its hash tag `{<account id>}`, so each script runs atomically on a single node, on Redis and Redis Cluster
  * alike. Time comes from the server's TIME, so proxies with skewed clocks agree on leases and expiry.
  *
@@ -16,6 +18,8 @@
  *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
  *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts)
  *   {A}:t    HASH  the account's usage totals
+ *   {A}:lw {A}:lt {A}:lc, {A}:lw:K {A}:lt:K {A}:lc:K  the account's and key K's rate-limit windows (limit-scripts.ts);
+ *                  their limits are the `rl` field of {A}:a and {A}:k:K ("rpm:tpm:max_concurrent"; "" or absent: none)
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
  * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
  * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated).
@@ -73,30 +77,38 @@ end
  * reserves fixed + per × unit tokens, where per is the largest completion allowance (≤ ARGV allowance) that both the
  * account's balance and the key's cap (cap − spent − reserved on the key) cover. Refuses when they cannot cover
  * fixed + unit. A request id that already holds a reservation has it replaced (or, when refused, dropped).
+ * Then the key's and the account's rate and concurrency limits, when they have any, count the reservation (amount):
+ * every level is checked before any is changed, so a refusal counts nowhere.
  * Guarantees: reservations never exceed the account's balance nor any key's cap, however many proxies reserve at once;
- * a disabled account is refused at once, on every process.
+ * a disabled account is refused at once, on every process; no level ever admits past its limits (limit-scripts.ts).
  * KEYS: a k p r ra (k: the key's hash; any name in the slot when ARGV key id is ""). ARGV: request id, fixed, unit,
- * allowance, lease ms, model, key id.
- * Reply: {'ok', per, amount} | {'short', available, 'account'|'key'} | {'invalid', reason} | {'account', reason} | {'model'}.
+ * allowance, lease ms, model, key id, limit window ms, default allowance ('1': tpm limits may lower it).
+ * Reply: {'ok', per, amount, [level name, lim_use...]...} | {'short', available, 'account'|'key'} |
+ * {'limited', level name, amount, lim_check's refusal..., lim_use...} | {'invalid', reason} | {'account', reason} | {'model'}.
  */
-export const RESERVE = `${NOW_AND_PURGE}
+export const RESERVE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
 local key_id = ARGV[7]
 local key
 if key_id ~= '' then
-  key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit')
+  key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit', 'rl')
   if not key[1] then return {'invalid', 'not_found'} end
   if key[1] ~= '0' then return {'invalid', 'revoked'} end
   local expires = tonumber(key[2])
   if expires > 0 and expires <= now_s then return {'invalid', 'expired'} end
 end
-local account = redis.call('HMGET', KEYS[1], 'status', 'debt')
+local account = redis.call('HMGET', KEYS[1], 'status', 'debt', 'rl')
 if not account[1] then return {'account', 'not_found'} end
 if account[1] ~= 'active' then return {'account', 'disabled'} end
 if key and key[3] ~= '' and not string.find(key[3], '\\n' .. ARGV[6] .. '\\n', 1, true) then return {'model'} end
--- Per-key and per-account request limits, when they come, are checked here: before anything is held.
 purge(KEYS[1], KEYS[4], KEYS[5])
--- A request that reserves again (with a better prompt count) replaces what it holds.
-drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
+local levels = account_levels(key and key[5], account[3], key_id)
+local window_ms, lease_ms = tonumber(ARGV[8]), tonumber(ARGV[5])
+-- A request that reserves again (with a better prompt count) replaces what it holds; refused, it holds nothing.
+local prior = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
+local function refused(reply)
+  if prior == 1 then levels_end(levels, ARGV[1], 'undo', 0, window_ms) end
+  return reply
+end
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
 local available = live_balance(KEYS[3]) - tonumber(account[2]) - reserved
 local limited_by = 'account'
@@ -109,45 +121,84 @@ if key and key[4] ~= '' then
   end
 end
 local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-if available < fixed + unit then return {'short', available, limited_by} end
+if available < fixed + unit then return refused({'short', available, limited_by}) end
 local per = math.min(allowance, math.floor((available - fixed) / unit))
+if levels and ARGV[9] == '1' then
+  -- A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
+  for _, l in ipairs(levels) do
+    if l.tpm > 0 then per = math.max(1, math.min(per, math.floor((l.tpm - fixed) / unit))) end
+  end
+end
 local amount = math.ceil(fixed + per * unit)
-redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[5]), ARGV[1])
+if levels then
+  for _, l in ipairs(levels) do
+    lim_purge(l.w, l.t, l.c, now_ms, window_ms)
+    local over = lim_check(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, ARGV[1], amount, now_ms, window_ms)
+    if over then
+      local reply = {'limited', l.name, amount, unpack(over)}
+      for _, v in ipairs(lim_use(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, now_ms, window_ms)) do reply[#reply + 1] = v end
+      return refused(reply)
+    end
+  end
+end
+redis.call('ZADD', KEYS[4], now_ms + lease_ms, ARGV[1])
 redis.call('HSET', KEYS[5], ARGV[1], amount .. ':' .. key_id)
 redis.call('HINCRBY', KEYS[1], 'reserved', amount)
 if key then redis.call('HINCRBY', KEYS[2], 'reserved', amount) end
-return {'ok', per, amount}
+local reply = {'ok', per, amount}
+if levels then
+  for _, l in ipairs(levels) do
+    lim_commit(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, ARGV[1], amount, now_ms, window_ms, lease_ms)
+    reply[#reply + 1] = l.name
+    for _, v in ipairs(lim_use(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, now_ms, window_ms)) do reply[#reply + 1] = v end
+  end
+end
+return reply
 `;
 
 /**
- * RENEW: pushes a live reservation's lease deadline forward. Never resurrects one that is gone.
- * KEYS: r. ARGV: request id, lease ms. Reply: 1 renewed, 0 gone.
+ * RENEW: pushes a live reservation's lease deadline forward, and its concurrency slots' on the key and account
+ * levels. Never resurrects one that is gone. KEYS: a r ra. ARGV: request id, lease ms. Reply: 1 renewed, 0 gone.
  */
-export const RENEW = `
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], 'XX', now_ms + tonumber(ARGV[2]), ARGV[1])
+export const RENEW = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
+local lease_ms = tonumber(ARGV[2])
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[2], 'XX', now_ms + lease_ms, ARGV[1])
+local held = redis.call('HGET', KEYS[3], ARGV[1])
+local levels = levels_of(held and string.match(held, '^%d+:(.*)$') or '')
+if levels then
+  for _, l in ipairs(levels) do
+    if l.cc > 0 and redis.call('ZADD', l.c, 'XX', 'CH', now_ms + lease_ms, ARGV[1]) == 1 and redis.call('PTTL', l.c) < lease_ms then
+      redis.call('PEXPIRE', l.c, lease_ms)
+    end
+  end
+end
 return 1
 `;
 
 /**
- * RELEASE: returns a reservation to the account (and its key), charging nothing. Idempotent.
- * KEYS: a r ra. ARGV: request id. Reply: 1 released, 0 nothing held.
+ * RELEASE: returns a reservation to the account (and its key), charging nothing; on the key and account levels the
+ * slot is freed and tpm corrected to 0 (the request still counts as a request). Idempotent.
+ * KEYS: a r ra. ARGV: request id, limit window ms. Reply: 1 released, 0 nothing held.
  */
-export const RELEASE = `${NOW_AND_PURGE}
+export const RELEASE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
+local held = redis.call('HGET', KEYS[3], ARGV[1])
+if not held then return 0 end
+levels_end(levels_of(string.match(held, '^%d+:(.*)$')), ARGV[1], 'release', 0, tonumber(ARGV[2]))
 return drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
 `;
 
 /**
  * SETTLE: exactly once per request id, drops the reservation, charges the account's packages that expire first (debt
  * for any shortfall) and the key's spend, appends the ledger record (account and key) and adds to the totals, all in
- * one step: ledger, balance and caps always agree.
+ * one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
+ * to the charged tokens.
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
- * key id. Reply: {'ok', stream id} | {'duplicate'}.
+ * key id, limit window ms. Reply: {'ok', stream id} | {'duplicate'}.
  */
-export const SETTLE = `${NOW_AND_PURGE}
+export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
 if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
+levels_end(levels_of(ARGV[10]), ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
 drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
 local left = tonumber(ARGV[2])
 if left > 0 then
@@ -253,24 +304,38 @@ end
 return 1
 `;
 
-/**
- * ACCOUNT_STATE: a consistent snapshot of one account after purging expired leases.
- * KEYS: a p r ra t. Reply: {account fields flat, packages flat, totals flat, now_s} | {} for an unknown account.
- */
-export const ACCOUNT_STATE = `${NOW_AND_PURGE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
-purge(KEYS[1], KEYS[3], KEYS[4])
-return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[5]), now_s }
+/** The use of a level's limits (after dropping what left the window), or {} when it has none. */
+const LEVEL_USE = `
+local function level_use(levels, window_ms)
+  if not levels then return {} end
+  local l = levels[1]
+  lim_purge(l.w, l.t, l.c, now_ms, window_ms)
+  return lim_use(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, now_ms, window_ms)
+end
 `;
 
 /**
- * KEY_STATE: a consistent snapshot of one key and its account after purging expired leases.
- * KEYS: a k p r ra. Reply: {account fields flat, key fields flat, packages flat, now_s} | {} for an unknown key.
+ * ACCOUNT_STATE: a consistent snapshot of one account after purging expired leases, with the use of its limits.
+ * KEYS: a p r ra t. ARGV: limit window ms.
+ * Reply: {account fields flat, packages flat, totals flat, now_s, lim_use or {}} | {} for an unknown account.
  */
-export const KEY_STATE = `${NOW_AND_PURGE}
+export const ACCOUNT_STATE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${LEVEL_USE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+purge(KEYS[1], KEYS[3], KEYS[4])
+local use = level_use(account_levels(nil, redis.call('HGET', KEYS[1], 'rl'), ''), tonumber(ARGV[1]))
+return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[5]), now_s, use }
+`;
+
+/**
+ * KEY_STATE: a consistent snapshot of one key and its account after purging expired leases, with the use of the
+ * key's limits. KEYS: a k p r ra. ARGV: key id, limit window ms.
+ * Reply: {account fields flat, key fields flat, packages flat, now_s, lim_use or {}} | {} for an unknown key.
+ */
+export const KEY_STATE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${LEVEL_USE}
 if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 purge(KEYS[1], KEYS[4], KEYS[5])
-return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), now_s }
+local use = level_use(account_levels(redis.call('HGET', KEYS[2], 'rl'), nil, ARGV[1]), tonumber(ARGV[2]))
+return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), now_s, use }
 `;
 
 /**

@@ -1,7 +1,9 @@
 /**
  * The store contract: accounts (which own the money: packages, balance, debt, reservations, ledger), their API keys
- * (which spend it, each within an optional cap), reservations with leases, settlement and the usage ledger.
+ * (which spend it, each within an optional cap), reservations with leases, settlement, the usage ledger, and the
+ * model level of rate and concurrency limits.
  */
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitRefusal, Limits } from '../limits/limits';
 
 /** Unix seconds. */
 export type UnixSeconds = number;
@@ -20,6 +22,8 @@ export interface AccountRecord {
   /** A disabled account's keys are refused at once, on every process (checked in the reserve step, never cached). */
   status: AccountStatus;
   created: UnixSeconds;
+  /** Rate and concurrency limits shared by all the account's keys; null: none. */
+  limits: Limits | null;
 }
 
 export interface TokenPackage {
@@ -38,6 +42,8 @@ export interface UsageTotals {
 }
 
 export interface AccountState extends AccountRecord {
+  /** The current use of the account's limits; null when it has none. */
+  limitUse: LevelUse | null;
   /** Usable tokens: unexpired package remainders, less debt and open reservations. */
   balance: number;
   reserved: number;
@@ -54,6 +60,8 @@ export interface NewAccount {
   passwordHash: string | null;
   role: AccountRole;
   status: AccountStatus;
+  /** Rate and concurrency limits; null or absent: none. */
+  limits?: Limits | null;
 }
 
 export interface AccountPatch {
@@ -61,6 +69,8 @@ export interface AccountPatch {
   status?: AccountStatus;
   role?: AccountRole;
   passwordHash?: string | null;
+  /** New limits (replacing the old ones), from the account's next request; null: none. */
+  limits?: Limits | null;
 }
 
 export type CreateAccountResult = { kind: 'created'; account: AccountRecord } | { kind: 'email_taken' };
@@ -95,12 +105,16 @@ export interface KeyRecord {
   spentTokens: number;
   /** When a request on this key was last settled; null: never. */
   lastUsed: UnixSeconds | null;
+  /** Rate and concurrency limits of this key alone; null: none. */
+  limits: Limits | null;
 }
 
 /** `active`, or why the key is refused. Derived from the record and the clock. */
 export type KeyStatus = 'active' | 'revoked' | 'expired';
 
 export interface KeyState extends KeyRecord {
+  /** The current use of the key's limits; null when it has none. */
+  limitUse: LevelUse | null;
   /** What the account offers this key: min(account balance, cap − spent − reserved on this key). */
   balance: number;
   /** Tokens reserved by this key's requests in flight. */
@@ -121,6 +135,14 @@ export interface NewKey {
   models: string[] | null;
   /** The key's cap; null: none. */
   limitTokens?: number | null;
+  /** The key's rate and concurrency limits; null or absent: none. */
+  limits?: Limits | null;
+}
+
+/** What can change on a key after its creation. */
+export interface KeyPatch {
+  /** New limits (replacing the old ones); null: none. */
+  limits?: Limits | null;
 }
 
 /** What authentication needs to reserve: both ids. The mapping never changes, so callers may cache it. */
@@ -160,13 +182,27 @@ export interface ReserveRequest {
   unit: number;
   /** Completion tokens wanted per choice (max_tokens or the model's default). */
   allowance: number;
+  /**
+   * The allowance is the model's default, not the client's max_tokens: a key's or account's tpm may lower it (to what
+   * the limit could ever admit), as the balance does, rather than refuse the request as too large.
+   */
+  defaultAllowance?: boolean;
   leaseMs: number;
 }
 
 export type InvalidKeyReason = 'not_found' | 'revoked' | 'expired';
 
 export type ReserveResult =
-  | { kind: 'reserved'; /** completion tokens per choice the balance covers (≤ allowance) */ allowance: number; amount: number }
+  | {
+      kind: 'reserved';
+      /** completion tokens per choice the balance covers (≤ allowance) */
+      allowance: number;
+      amount: number;
+      /** The use of the key's and the account's limits, for those that have any (absent when neither has). */
+      limitUse?: LevelUse[];
+    }
+  /** A key or account limit refused the request; nothing was reserved or counted. */
+  | { kind: 'rate_limited'; refusal: LimitRefusal }
   /** `limitedBy`: whether the account's balance or the key's cap is what falls short. */
   | { kind: 'insufficient_quota'; available: number; limitedBy: 'account' | 'key' }
   | { kind: 'invalid_key'; reason: InvalidKeyReason }
@@ -239,6 +275,8 @@ export interface Store {
   getKey(keyId: string): Promise<KeyState | undefined>;
   /** One account's keys, or every key; in creation order. */
   listKeys(accountId?: string): Promise<KeyRecord[]>;
+  /** Undefined when the key does not exist. New limits apply from the key's next request. */
+  updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined>;
   /** False when the key does not exist. */
   revokeKey(keyId: string): Promise<boolean>;
 
@@ -251,6 +289,17 @@ export interface Store {
   settle(settlement: Settlement): Promise<SettleResult>;
   usage(query: UsageQuery): Promise<UsageRecord[]>;
 
+  /**
+   * Model-level limits, in the model's own slot: admits a request into the model's windows, or refuses it with
+   * nothing changed. Called only for models with limits, before the reservation (and undone if that is refused).
+   */
+  admitModel(model: string, check: LimitCheck): Promise<AdmitResult>;
+  /** The request lets go of the model's limits: slot freed, tpm corrected (LimitEnd). */
+  endModel(model: string, requestId: string, how: LimitEnd): Promise<void>;
+  /** Extends the request's concurrency lease on the model (with its reservation's). */
+  renewModel(model: string, requestId: string, leaseMs: number): Promise<void>;
+  /** The model's current use of its limits. */
+  modelUse(model: string, limits: Limits): Promise<LevelUse>;
   /** Resolves when the store answers; rejects when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;

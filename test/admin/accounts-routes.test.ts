@@ -51,6 +51,7 @@ describe('admin API: accounts (redis store)', () => {
       status: 'active',
       has_password: true,
       created: expect.any(Number),
+      limits: null,
       balance: 1000,
     });
     const stored = await t.s.store.findAccountByEmail('ada@example.com');

@@ -69,6 +69,7 @@ describe('admin API (redis store)', () => {
         spent_tokens: 0,
         last_used: null,
         status: 'active',
+        limits: null,
         balance: 5000,
       });
       const shown = await admin().get(`/admin/keys/${res.body.id}`);

@@ -28,6 +28,7 @@ describe('models file', () => {
     expect(catalog.get('qwen/qwen2.5-coder-32b-instruct')?.upstreamApiKey).toBe('code-key');
     expect(catalog.get('meta/llama-3.1-8b-instruct')?.upstreamApiKey).toBeUndefined();
     expect(catalog.get('llama-3.1-8b')).toBe(catalog.get('meta/llama-3.1-8b-instruct'));
+    expect(catalog.get('qwen/qwen2.5-coder-32b-instruct')?.limits).toEqual({ rpm: 600, tpm: 2_000_000, maxConcurrent: 32 });
   });
 
   it('gives a file of the core fields alone permissive defaults', () => {
@@ -45,6 +46,7 @@ describe('models file', () => {
       streamIncludeUsage: true,
       capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
       pricing: undefined,
+      limits: undefined,
       created: expect.any(Number),
       ownedBy: 'a',
     });
@@ -85,6 +87,9 @@ describe('models file', () => {
     ],
     ['models[0].quota_weight.output (x/y)', { models: [{ id: 'x/y', quota_weight: { output: 0 }, ...base }] }],
     ['models[0].pricing.input (x/y)', { models: [{ id: 'x/y', pricing: { input: -1, output: 1 }, ...base }] }],
+    ['models[0].limits.rpm (x/y): must be at least 1', { models: [{ id: 'x/y', limits: { rpm: 0 }, ...base }] }],
+    ['models[0].limits.max_concurrent (x/y)', { models: [{ id: 'x/y', limits: { max_concurrent: 1.5 }, ...base }] }],
+    ['models[0].limits.rps (x/y): is not a known field', { models: [{ id: 'x/y', limits: { rps: 5 }, ...base }] }],
     ['models[0].contextlength (x/y): is not a known field', { models: [{ id: 'x/y', contextlength: 5, ...base }] }],
     ['models', { models: [] }],
     [

@@ -13,10 +13,14 @@ export interface ProxyFixture {
  * Registers beforeEach/afterEach hooks in the calling describe block; the returned object holds the current test's
  * store, upstream and proxy. `options` are startProxy's, less the store and upstream it wires itself.
  */
-export function proxyFixture(kind: StoreKind, options: Omit<Parameters<typeof startProxy>[0], 'store' | 'upstreamUrl'> = {}): ProxyFixture {
+export function proxyFixture(
+  kind: StoreKind,
+  options: Omit<Parameters<typeof startProxy>[0], 'store' | 'upstreamUrl'> = {},
+  storeOptions: Parameters<typeof makeStore>[1] = {},
+): ProxyFixture {
   const t = {} as ProxyFixture;
   beforeEach(async () => {
-    t.s = await makeStore(kind);
+    t.s = await makeStore(kind, storeOptions);
     t.upstream = await startUpstream();
     t.proxy = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url, ...options });
   });

@@ -5,6 +5,7 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
 import type { Store } from '../../src/store/types';
 import { generateKey } from '../../src/http/keys';
+import type { Limits } from '../../src/limits/limits';
 
 export function testRedisUrl(): string {
   const url = process.env.TEST_REDIS_URL;
@@ -23,15 +24,15 @@ export interface StoreUnderTest {
 export const storeKinds = ['memory', 'redis'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
-export async function makeStore(kind: StoreKind): Promise<StoreUnderTest> {
+export async function makeStore(kind: StoreKind, options: { limitWindowMs?: number } = {}): Promise<StoreUnderTest> {
   if (kind === 'memory') {
-    const store = new MemoryStore();
+    const store = new MemoryStore(options);
     return { store, close: () => store.close() };
   }
   const prefix = `t${randomBytes(4).toString('hex')}:`;
   const client = new Redis(testRedisUrl(), { ...redisClientOptions(2000), enableOfflineQueue: true });
   const inspector = new Redis(testRedisUrl());
-  const store = new RedisStore(client, { prefix });
+  const store = new RedisStore(client, { prefix, ...options });
   return {
     store,
     redis: inspector,
@@ -56,7 +57,7 @@ export async function newAccount(store: Store, name = 'test'): Promise<string> {
 export async function keyWithTokens(
   store: Store,
   tokens: number,
-  extra: { models?: string[]; expiresAt?: number | null; limitTokens?: number | null; accountId?: string } = {},
+  extra: { models?: string[]; expiresAt?: number | null; limitTokens?: number | null; accountId?: string; limits?: Limits | null } = {},
 ): Promise<{ id: string; accountId: string; secret: string }> {
   const accountId = extra.accountId ?? (await newAccount(store));
   const k = generateKey();
@@ -67,6 +68,7 @@ export async function keyWithTokens(
     expiresAt: extra.expiresAt ?? null,
     models: extra.models ?? null,
     limitTokens: extra.limitTokens ?? null,
+    limits: extra.limits ?? null,
   });
   if (!rec) throw new Error(`no account ${accountId}`);
   if (tokens > 0) await store.grantPackage(accountId, { tokens, expiresAt: null });

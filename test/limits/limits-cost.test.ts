@@ -1,0 +1,75 @@
+/**
+ * What limits cost in Redis, watched with MONITOR: a request on a key and account without limits makes the same calls
+ * as before limits existed (RESERVE and SETTLE, nothing touching a limit key); key and account limits add work inside
+ * those scripts but no call; only a model with limits adds its own.
+ */
+import Redis from 'ioredis';
+import request from 'supertest';
+import { proxyFixture } from '../helpers/fixture';
+import { chatBody, settled } from '../helpers/proxy';
+import { eventually } from '../helpers/eventually';
+import { keyWithTokens, testRedisUrl } from '../helpers/stores';
+
+describe('the cost of limits in Redis calls', () => {
+  const t = proxyFixture('redis', { models: [{}, { id: 'acme/limited', limits: { rpm: 1_000 } }] });
+  let base: Redis;
+  let monitor: Redis;
+  /** [client commands (the proxy's calls), commands run inside scripts] while a request runs. */
+  let seen: { lua: boolean; args: string[] }[] = [];
+
+  beforeAll(async () => {
+    base = new Redis(testRedisUrl());
+    monitor = await base.monitor();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ lua: source === 'lua', args }));
+  });
+  afterAll(() => {
+    monitor.disconnect();
+    base.disconnect();
+  });
+
+  /** Waits until MONITOR has delivered everything Redis ran so far (it is ordered: a marker command flushes it). */
+  async function flush(): Promise<void> {
+    const marker = `${t.s.prefix}sync:${Math.random().toString(36).slice(2)}`;
+    await t.s.redis!.get(marker);
+    await eventually(async () => expect(seen.some((c) => c.args.includes(marker))).toBe(true));
+  }
+
+  /** The proxy's calls (scripts or plain commands), and whether any command touched a limit window, for one request. */
+  async function callsFor(secret: string, model?: string): Promise<{ calls: string[]; limitKeys: boolean }> {
+    const post = () =>
+      request(t.proxy.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${secret}`)
+        .send(chatBody(model ? { model } : {}))
+        .expect(200);
+    await post(); // the key's lookup is cached from here on, and every script is loaded
+    await settled(t.proxy);
+    await flush();
+    seen = [];
+    await post();
+    await settled(t.proxy);
+    await flush();
+    const during = seen.filter((c) => !c.args.some((a) => a.includes(':sync:')));
+    return {
+      calls: during.filter((c) => !c.lua).map((c) => (c.args[0].toLowerCase().startsWith('eval') ? 'script' : c.args[0].toLowerCase())),
+      limitKeys: during.some((c) => c.args.some((a) => /:l[wtc](:|$)/.test(a))),
+    };
+  }
+
+  it('adds no call and touches no limit key for a key and account without limits', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    expect(await callsFor(key.secret)).toEqual({ calls: ['script', 'script'], limitKeys: false });
+  });
+
+  it('checks key and account limits inside the same two scripts', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000, { limits: { rpm: 1_000 } });
+    await t.s.store.updateAccount(key.accountId, { limits: { tpm: 1_000_000 } });
+    expect(await callsFor(key.secret)).toEqual({ calls: ['script', 'script'], limitKeys: true });
+  });
+
+  it("adds the model's own step only for a model with limits", async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const { calls } = await callsFor(key.secret, 'acme/limited');
+    expect(calls).toEqual(['script', 'script', 'script', 'script']);
+  });
+});
