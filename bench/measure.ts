@@ -34,7 +34,7 @@ export interface Figures {
   failed: number;
 }
 
-interface Window {
+export interface Window {
   rps: number;
   cpuUs: number;
   busyPct: number;
@@ -63,6 +63,7 @@ async function window(pid: number, e: Endpoint): Promise<Window> {
 
 /** The best of `repeats` windows: the most req/s and the least CPU per request each machine-noise allowed. */
 async function saturate(pid: number, e: Endpoint): Promise<Window> {
+  if (settings.repeats === 1) return window(pid, e);
   const runs: Window[] = [];
   for (let i = 0; i < settings.repeats; i++) {
     runs.push(await window(pid, e));
@@ -133,11 +134,16 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
   failed += (await closedLoop(stream, 4, settings.lightWarmupMs / 2)).failed;
   await sleep(PAUSE_MS);
   const rssBefore = await collectedRss(pid, collectGarbage);
-  const cpuBefore = cpuMs(pid);
   const held = await holdStreams(paced, settings.openStreams, () => rssWhileOpen(pid, collectGarbage));
-  const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / held.completed;
   const rssPerStreamKiB = (held.during - rssBefore) / held.open;
   failed += held.failed;
+  await sleep(PAUSE_MS);
+  // CPU per paced stream from a second batch of its own: the full GCs asked for while reading RSS are not the
+  // target's own work, and would weigh on it by the size of its heap.
+  const cpuBefore = cpuMs(pid);
+  const timed = await holdStreams(paced, settings.openStreams, async () => undefined);
+  const pacedCpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / timed.completed;
+  failed += timed.failed;
   log(`${held.open} paced streams open: ${rssPerStreamKiB.toFixed(1)} KiB each; ${pacedCpuUs.toFixed(0)} µs CPU each`);
   await sleep(PAUSE_MS);
 
@@ -184,4 +190,12 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     othersPct,
     failed,
   };
+}
+
+/** JSON max req/s and CPU per request alone (the worker-group comparison): a warm-up, then one window. */
+export async function jsonThroughput(target: TargetUnderTest): Promise<Window> {
+  const json = endpoint(target.port, target.key, jsonBody);
+  await closedLoop(json, settings.connections, settings.warmupMs);
+  await sleep(PAUSE_MS);
+  return window(target.pid, json);
 }

@@ -51,8 +51,8 @@ export interface StartOptions {
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
-  /** The core to pin it to; inherits ours when omitted. */
-  core?: number;
+  /** The core (or `taskset` core list, `0,1`) to pin it to; inherits ours when omitted. */
+  core?: number | string;
   /** Ready when this port accepts connections; otherwise when the process prints a `{"ready":true,…}` line. */
   port?: number;
   timeoutMs?: number;

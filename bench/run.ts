@@ -3,10 +3,21 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { machine, versions } from './machine';
-import { measure } from './measure';
+import { jsonThroughput, measure, type Figures, type TargetUnderTest, type Window } from './measure';
 import { nginxTarget, nginxVersion } from './nginx';
 import { canPin, killAllOnExit, pinSelf, startProcess, type StartOptions, type Started } from './processes';
-import { table, verdicts, writeReport, type TargetResult } from './report';
+import {
+  BASELINE,
+  groupTable,
+  spread,
+  spreadTable,
+  summarize,
+  table,
+  verdicts,
+  writeReport,
+  type GroupResult,
+  type TargetResult,
+} from './report';
 import { compileServers, redisProcess, serverProcess } from './servers';
 import { NO_KEY, settings } from './workload';
 
@@ -25,33 +36,54 @@ interface Target {
   start: () => Promise<{ options: StartOptions; cleanup?: () => void } | string>;
   /** A node server of ours, which collects its garbage on SIGUSR2 (see gc-on-signal.ts). */
   node: boolean;
+  /** Measured in every round (the targets compared); otherwise in the first round only (context). */
+  compared: boolean;
 }
 
-async function runTarget(target: Target, pin: boolean): Promise<TargetResult> {
+/** Starts a target's process, runs `phase` against it, and stops it whatever happens. */
+async function withTarget<T>(
+  target: Pick<Target, 'label' | 'start'>,
+  core: number | string | undefined,
+  phase: (t: TargetUnderTest) => Promise<T>,
+): Promise<T | string> {
   const plan = await target.start();
-  if (typeof plan === 'string') {
-    log(`${target.label}: skipped (${plan})`);
-    return { name: target.name, label: target.label, skipped: plan };
-  }
+  if (typeof plan === 'string') return plan;
   let started: Started | undefined;
   try {
-    started = await startProcess({ ...plan.options, core: pin ? TARGET_CORE : undefined });
+    try {
+      started = await startProcess({ ...plan.options, core });
+    } catch (err) {
+      // A target that cannot start here is skipped, not the whole run.
+      return `cannot start: ${(err as Error).message.split('\n')[0].slice(0, 300)}`;
+    }
     const port = Number(started.ready.port ?? plan.options.port);
     const key = typeof started.ready.key === 'string' ? started.ready.key : NO_KEY;
     log(`${target.label}: pid ${started.pid}, port ${port}`);
     const pid = started.pid;
-    const collectGarbage = target.node ? () => process.kill(pid, 'SIGUSR2') : undefined;
-    const figures = await measure({ pid, port, key, collectGarbage }, (line) => log(`${target.label}: ${line}`));
-    return { name: target.name, label: target.label, figures };
+    return await phase({ pid, port, key, collectGarbage: () => process.kill(pid, 'SIGUSR2') });
   } finally {
     await started?.stop();
     plan.cleanup?.();
   }
 }
 
+async function runTarget(target: Target, pin: boolean): Promise<Figures | string> {
+  return withTarget(target, pin ? TARGET_CORE : undefined, (t) =>
+    measure({ ...t, collectGarbage: target.node ? t.collectGarbage : undefined }, (line) => log(`${target.label}: ${line}`)),
+  );
+}
+
+/** A worker-group configuration of tokenmeter on Redis, measured for JSON max req/s only. */
+interface Group {
+  label: string;
+  workers: number;
+  /** taskset's core list for the whole group (primary and workers). */
+  cores: string | undefined;
+}
+
 async function main(): Promise<void> {
   const began = Date.now();
-  const notes: string[] = [];
+  const notes: string[] = settings.smoke ? ['BENCH_SMOKE=1: every phase shortened to check the harness; the figures mean nothing'] : [];
   const pin = canPin && cpus().length >= 2;
   if (pin) {
     pinSelf(LOAD_CORE);
@@ -71,69 +103,122 @@ async function main(): Promise<void> {
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
   const nginx = nginxVersion();
+  const tokenmeter = (label: string, env: Record<string, string>) => async () => ({
+    options: serverProcess(label, 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, ...env }),
+  });
 
   const targets: Target[] = [
     {
       name: 'upstream',
       label: 'upstream (direct)',
       node: true,
+      compared: false,
       start: async () => ({ options: serverProcess('upstream', 'mock-upstream', {}) }),
     },
     {
       name: 'passthrough',
       label: 'passthrough',
       node: true,
+      compared: true,
       start: async () => ({ options: serverProcess('passthrough', 'passthrough-server', { UPSTREAM_ORIGIN: upstreamUrl }) }),
     },
     {
       name: 'tokenmeter-memory',
       label: 'tokenmeter (memory)',
       node: true,
-      start: async () => ({
-        options: serverProcess('tokenmeter (memory)', 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: '' }),
-      }),
+      compared: false,
+      start: tokenmeter('tokenmeter (memory)', { REDIS_URL: '' }),
     },
     {
       name: 'tokenmeter-redis',
       label: 'tokenmeter (Redis)',
       node: true,
-      start: async () => ({
-        options: serverProcess('tokenmeter (Redis)', 'tokenmeter-server', {
-          UPSTREAM_URL: `${upstreamUrl}/v1`,
-          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-        }),
-      }),
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis)', { REDIS_URL: redisUrl }),
     },
     {
       // The same, on a key with limits high enough never to refuse: the cost of checking and counting them, beside
-      // the row above (a key without limits), in the same run.
+      // the row above (a key without limits), in the same round.
       name: 'tokenmeter-redis-limited',
       label: 'tokenmeter (Redis, limited key)',
       node: true,
-      start: async () => ({
-        options: serverProcess('tokenmeter (Redis, limited key)', 'tokenmeter-server', {
-          UPSTREAM_URL: `${upstreamUrl}/v1`,
-          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-          BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
-        }),
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis, limited key)', {
+        REDIS_URL: redisUrl,
+        BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
       }),
     },
     {
       name: 'nginx',
       label: 'nginx',
       node: false,
+      compared: false,
       start: async () => (nginx ? nginxTarget(await freePort(), upstreamPort) : 'nginx is not installed'),
     },
   ];
+  // The load generator has core 1 to itself only while every group stays on core 0; `0,1` shares it with the group.
+  const groups: Group[] = pin
+    ? [
+        { label: 'WORKERS=1, core 0', workers: 1, cores: String(TARGET_CORE) },
+        { label: 'WORKERS=2, core 0', workers: 2, cores: String(TARGET_CORE) },
+        { label: 'WORKERS=2, cores 0-1 (shared with the load)', workers: 2, cores: `${TARGET_CORE},${LOAD_CORE}` },
+      ]
+    : [
+        { label: 'WORKERS=1', workers: 1, cores: undefined },
+        { label: 'WORKERS=2', workers: 2, cores: undefined },
+      ];
 
-  const results: TargetResult[] = [];
-  for (const target of targets) results.push(await runTarget(target, pin));
+  const figures = new Map<string, (Figures | undefined)[]>(targets.map((t) => [t.name, []]));
+  const skipped = new Map<string, string>();
+  const groupWindows = new Map<string, Window[]>(groups.map((g) => [g.label, []]));
+  for (let round = 0; round < settings.rounds; round++) {
+    // Alternate the order, so no target always runs right after the same other one.
+    const order = targets.filter((t) => round === 0 || t.compared);
+    if (round % 2 === 1) order.reverse();
+    log(`round ${round + 1} of ${settings.rounds}: ${order.map((t) => t.label).join(', ')}, then the worker groups`);
+    for (const target of order) {
+      const result = await runTarget(target, pin);
+      if (typeof result === 'string') {
+        log(`${target.label}: skipped (${result})`);
+        skipped.set(target.name, result);
+      }
+      (figures.get(target.name) as (Figures | undefined)[])[round] = typeof result === 'string' ? undefined : result;
+    }
+    for (const group of round % 2 === 1 ? [...groups].reverse() : groups) {
+      const start = tokenmeter(group.label, { REDIS_URL: redisUrl, WORKERS: String(group.workers) });
+      const w = await withTarget({ label: group.label, start }, group.cores, jsonThroughput);
+      if (typeof w === 'string') throw new Error(`${group.label}: ${w}`);
+      log(`${group.label}: ${w.rps.toFixed(0)} req/s, ${w.cpuUs.toFixed(0)} µs CPU/request, ${w.busyPct.toFixed(0)} % of a core`);
+      (groupWindows.get(group.label) as Window[])[round] = w;
+    }
+  }
   await upstream.stop();
   await redis.stop();
 
+  const baseRounds = figures.get(BASELINE) as (Figures | undefined)[];
+  const results: TargetResult[] = targets.map((t) => {
+    const rounds = (figures.get(t.name) as (Figures | undefined)[]).filter((f): f is Figures => f !== undefined);
+    const base = { name: t.name, label: t.label };
+    if (rounds.length === 0) return { ...base, skipped: skipped.get(t.name) ?? 'not measured' };
+    const bases = (figures.get(t.name) as (Figures | undefined)[]).flatMap((f, i) => (f ? [baseRounds[i]] : []));
+    return summarize(base, rounds, bases);
+  });
+  const single = groupWindows.get(groups[0].label) as Window[];
+  const groupResults: GroupResult[] = groups.map((g) => {
+    const windows = groupWindows.get(g.label) as Window[];
+    return {
+      label: g.label,
+      rps: spread(windows.map((w) => w.rps)),
+      cpuUs: spread(windows.map((w) => w.cpuUs)),
+      busyPct: spread(windows.map((w) => w.busyPct)),
+      ratio: spread(windows.map((w, i) => w.rps / single[i].rps)),
+    };
+  });
+
   for (const r of results) if (r.skipped) notes.push(`${r.label} skipped: ${r.skipped}`);
-  const failed = results.reduce((n, r) => n + (r.figures?.failed ?? 0), 0);
+  const failed = results.reduce((n, r) => n + (r.rounds ?? []).reduce((m, f) => m + f.failed, 0), 0);
   if (failed > 0) notes.push(`${failed} requests failed during the run: the figures of targets with failures are suspect`);
   const noisy = results.filter((r) => (r.figures?.othersPct ?? 0) > NOISY_PCT).map((r) => r.label);
   if (noisy.length > 0) {
@@ -150,11 +235,13 @@ async function main(): Promise<void> {
     settings,
     notes,
     targets: results,
+    groups: groupResults,
     verdicts: verdicts(results),
   };
-  writeReport(RESULTS, report);
-  process.stdout.write(`\n${table(report.targets, report.verdicts)}\n\n`);
-  log(`done in ${report.durationSeconds} s; wrote bench/results/latest.md and latest.json`);
+  const name = settings.smoke ? 'smoke' : 'latest';
+  writeReport(RESULTS, report, name);
+  process.stdout.write(`\n${table(report.targets, report.verdicts)}\n\n${spreadTable(report.targets)}\n\n${groupTable(report.groups)}\n\n`);
+  log(`done in ${report.durationSeconds} s; wrote bench/results/${name}.md and ${name}.json`);
 }
 
 killAllOnExit(log);

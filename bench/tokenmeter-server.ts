@@ -1,59 +1,86 @@
 /**
- * tokenmeter exactly as `npm start` runs it (src/server.ts's start(): all metering, the request log and the metrics
- * on), plus one bench key with a huge token package; prints `{"ready":true,"port":…,"key":"sk-…"}` once listening, and
- * shuts down cleanly on SIGTERM/SIGINT (so --cpu-prof is written). BENCH_KEY_LIMITS (JSON, the admin API's `limits`)
- * gives the key rate and concurrency limits, set too high to refuse anything: what checking them costs.
+ * tokenmeter exactly as `npm start` runs it (src/server.ts: all metering, the request log and the metrics on), plus
+ * one bench key with a huge token package; prints `{"ready":true,"port":…,"key":"sk-…"}` once listening, and shuts
+ * down cleanly on SIGTERM/SIGINT (so --cpu-prof is written). With WORKERS > 1 (Redis only) it is the cluster's
+ * primary, as `npm start` would be: the key is made in Redis first, and the ready line waits for every worker.
+ * BENCH_KEY_LIMITS (JSON, the admin API's `limits`) gives the key rate and concurrency limits, set too high to refuse
+ * anything: what checking them costs.
  */
+import cluster from 'node:cluster';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import Redis from 'ioredis';
 import { generateKey } from '../src/http/keys';
 import { limitsSchema } from '../src/limits/limits';
-import { start } from '../src/server';
+import { main as serverMain, start } from '../src/server';
+import { RedisStore } from '../src/store/redis-store';
+import type { Store } from '../src/store/types';
 import './gc-on-signal';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 
 /** The bench key's package: more tokens than any run can spend. */
 const TOKENS = 1e12;
+const KEY_LIMITS = process.env.BENCH_KEY_LIMITS ? limitsSchema.parse(JSON.parse(process.env.BENCH_KEY_LIMITS)) : null;
 
-async function main(): Promise<void> {
+/** The server's environment: a models file and a journal of this run's own. */
+function benchEnv(): NodeJS.ProcessEnv {
+  if (cluster.isWorker) return process.env;
   const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
   const modelsFile = join(dir, 'models.yaml');
   writeFileSync(
     modelsFile,
     `models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n    context_length: 32768\n    max_output_tokens: 4096\n`,
   );
-  const running = await start({
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MODELS_FILE: modelsFile,
-    JOURNAL_FILE: join(dir, 'journal'),
-    SHUTDOWN_GRACE_SECONDS: '2',
-  });
+  return { ...process.env, HOST: '127.0.0.1', MODELS_FILE: modelsFile, JOURNAL_FILE: join(dir, 'journal'), SHUTDOWN_GRACE_SECONDS: '2' };
+}
+
+/** An account with a huge package and one key (with limits when asked); returns the key's secret. */
+async function benchKey(store: Store): Promise<string> {
   const key = generateKey();
-  const created = await running.store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
+  const created = await store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
   if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
-  const limits = process.env.BENCH_KEY_LIMITS ? limitsSchema.parse(JSON.parse(process.env.BENCH_KEY_LIMITS)) : null;
-  await running.store.createKey(created.account.id, {
+  await store.createKey(created.account.id, {
     hash: key.hash,
     prefix: key.prefix,
     name: 'bench',
     expiresAt: null,
     models: null,
-    limits,
+    limits: KEY_LIMITS,
   });
-  await running.store.grantPackage(created.account.id, { tokens: TOKENS, expiresAt: null });
-  const { port } = running.server.address() as AddressInfo;
-  console.log(JSON.stringify({ ready: true, port, key: key.secret, store: running.store.kind }));
+  await store.grantPackage(created.account.id, { tokens: TOKENS, expiresAt: null });
+  return key.secret;
+}
 
+/** The worker group: the key made through a Redis connection of our own, then the server's own primary. */
+async function group(env: NodeJS.ProcessEnv, workers: number): Promise<void> {
+  const store = new RedisStore(new Redis(env.REDIS_URL as string), { prefix: env.REDIS_PREFIX ?? 'tm:' });
+  const secret = await benchKey(store);
+  await store.close();
+  // The workers are forked with this process's environment: give it the run's models file and journal.
+  Object.assign(process.env, env);
+  let listening = 0;
+  cluster.on('listening', (_worker, address) => {
+    if (++listening === workers) console.log(JSON.stringify({ ready: true, port: address.port, key: secret, store: 'redis', workers }));
+  });
+  process.exit(await serverMain(env));
+}
+
+async function single(env: NodeJS.ProcessEnv): Promise<void> {
+  const running = await start(env);
+  const secret = await benchKey(running.store);
+  const { port } = running.server.address() as AddressInfo;
+  console.log(JSON.stringify({ ready: true, port, key: secret, store: running.store.kind }));
   const stop = () => running.shutdown().then(() => process.exit(0));
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
 }
 
-main().catch((err: Error) => {
+const env = benchEnv();
+const workers = Number(env.WORKERS ?? 1);
+const run = cluster.isWorker ? serverMain(env).then((code) => process.exit(code)) : workers > 1 ? group(env, workers) : single(env);
+run.catch((err: Error) => {
   console.error(`tokenmeter-server: ${err.message}`);
   process.exit(1);
 });

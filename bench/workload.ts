@@ -7,16 +7,21 @@ export const BENCH_UPSTREAM_MODEL = 'Bench/Chat-Instruct';
 /** Content chunks per stream, and words per JSON answer (sent as `max_tokens`, which the mock honours). */
 export const CHUNKS = 50;
 
-export const settings = {
+const full = {
   /** Connections of the closed-loop (max req/s) runs. */
   connections: 64,
   /** A few connections before the RSS measurement (code paths compiled, heap not yet grown by full load). */
   lightWarmupMs: 1_500,
   /** Full load before the max req/s windows. */
   warmupMs: 3_000,
-  /** Each max req/s window; the best of `repeats` counts (the one least disturbed by other work on the machine). */
+  /**
+   * Each max req/s window. One per round: the figures are medians over `rounds` interleaved rounds (each round
+   * measures every compared target once), so no target gets the quiet minute and another the noisy one.
+   */
   maxWindowMs: 4_000,
-  repeats: 2,
+  repeats: 1 as number,
+  /** Rounds of the compared targets (passthrough, tokenmeter on Redis, the worker groups); BENCH_ROUNDS overrides. */
+  rounds: 5,
   /** Fixed rates for latency and TTFB, well below every target's saturation, each for `rateWindowMs`. */
   jsonRate: 300,
   streamRate: 100,
@@ -24,7 +29,17 @@ export const settings = {
   /** Concurrent paced streams for RSS per open stream, and the mock's delay between their events. */
   openStreams: 1_000,
   pacedChunkDelayMs: 60,
-} as const;
+};
+
+/** BENCH_SMOKE=1: every phase a fraction as long, to check the harness end to end (its figures mean nothing). */
+const smoke = process.env.BENCH_SMOKE === '1';
+
+export const settings = {
+  ...full,
+  ...(smoke && { lightWarmupMs: 400, warmupMs: 500, maxWindowMs: 1_000, rateWindowMs: 1_000, openStreams: 100 }),
+  rounds: Number(process.env.BENCH_ROUNDS ?? full.rounds),
+  smoke,
+};
 
 // A short system prompt and a user turn of about a hundred tokens: a small but real prompt for the estimator.
 const messages = [

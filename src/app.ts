@@ -1,5 +1,5 @@
 /** The standalone server's Express app: tokenmeter's routers at their usual paths, a 404 and an error handler. */
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { securityHeaders } from './console/security-headers';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
@@ -10,6 +10,8 @@ export interface AppOptions {
   logger: Logger;
   /** Serve /metrics here too (off when METRICS_PORT serves it apart). */
   metrics: boolean;
+  /** Serves /metrics instead of the meter's own registry (a worker's: the whole group's). */
+  metricsHandler?: RequestHandler;
   /** Express's `trust proxy`: who the client is and whether it came over https (the console's throttle and cookie). */
   trustProxy: boolean | number | string;
 }
@@ -26,7 +28,7 @@ export function createApp(meter: Tokenmeter, options: AppOptions): Express {
     if (meter.draining) res.setHeader('connection', 'close');
     next();
   });
-  if (options.metrics) app.get('/metrics', meter.metrics);
+  if (options.metrics) app.get('/metrics', options.metricsHandler ?? meter.metrics);
   app.use(meter.health);
   app.use('/admin', meter.admin);
   app.get('/', securityHeaders, (_req, res) => res.redirect(302, '/console/'));

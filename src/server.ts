@@ -1,6 +1,13 @@
-/** The process entry point: the environment read once into options, createTokenmeter, listen, shut down gracefully. */
+/**
+ * The process entry point: the environment read once into options, createTokenmeter, listen, shut down gracefully;
+ * with WORKERS > 1, a cluster primary that runs that many such servers on one port.
+ */
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app';
+import { groupMetricsInWorker } from './cluster/group-metrics';
+import { runPrimary } from './cluster/primary';
+import { journalFor, workerSlot } from './cluster/worker';
 import { clientErrorHandler } from './http/client-error';
 import { ConfigError, inEnvTerms, inEnvTermsError, listenConfig, optionsFromEnv } from './config/config';
 import { listenOptionsSchema, meterOptionsSchema, parseOptions } from './config/options';
@@ -12,6 +19,8 @@ import { createTokenmeter, type Tokenmeter } from './tokenmeter';
 
 /** The server logs with the level the library would use, so its own lines and the library's are one stream. */
 const logLevelSchema = meterOptionsSchema.pick({ logLevel: true });
+/** Each worker's journal is named after the library's default when JOURNAL_FILE is unset. */
+const journalSchema = meterOptionsSchema.pick({ journalFile: true });
 
 export interface Running {
   server: Server;
@@ -21,13 +30,24 @@ export interface Running {
   shutdown(): Promise<void>;
 }
 
-export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const { port, host, shutdownGraceSeconds, metricsPort, trustProxy, ...options } = optionsFromEnv(env);
+/** The server's own settings, and the library's options as the environment gave them. */
+function fromEnv(env: NodeJS.ProcessEnv) {
+  const { port, workers, host, shutdownGraceSeconds, metricsPort, trustProxy, ...options } = optionsFromEnv(env);
   const listen = listenConfig(
-    inEnvTerms(() => parseOptions(listenOptionsSchema, { port, host, shutdownGraceSeconds, metricsPort, trustProxy })),
+    inEnvTerms(() => parseOptions(listenOptionsSchema, { port, workers, host, shutdownGraceSeconds, metricsPort, trustProxy })),
   );
-  const logger = createLogger(inEnvTerms(() => parseOptions(logLevelSchema, { logLevel: options.logLevel })).logLevel);
-  const meter = await createTokenmeter({ ...options, logger, env }).catch((err: unknown) => {
+  const logLevel = inEnvTerms(() => parseOptions(logLevelSchema, { logLevel: options.logLevel })).logLevel;
+  return { listen, options, logLevel };
+}
+
+/** One server: the whole process, or one worker of the group (which then reports the group's metrics). */
+export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
+  const { listen, options, logLevel } = fromEnv(env);
+  const slot = workerSlot(env, listen.workers);
+  const inGroup = cluster.isWorker;
+  const logger = inGroup ? createLogger(logLevel).child({ worker: slot.id }) : createLogger(logLevel);
+  const { journalFile } = inEnvTerms(() => parseOptions(journalSchema, { journalFile: options.journalFile }));
+  const meter = await createTokenmeter({ ...options, journalFile: journalFor(journalFile, slot), logger, env }).catch((err: unknown) => {
     throw inEnvTermsError(err);
   });
 
@@ -41,7 +61,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
     reloadModels().catch((err: Error) => logger.error({ err: err.message }, 'models file refused; the old catalog stays'));
   process.on('SIGHUP', onHangup);
 
-  const app = createApp(meter, { logger, metrics: listen.metricsPort === undefined, trustProxy: listen.trustProxy });
+  // In a group, /metrics reports every worker; the primary serves METRICS_PORT, and each worker answers its collection.
+  const groupMetrics = inGroup ? groupMetricsInWorker(meter.registry) : undefined;
+  const app = createApp(meter, {
+    logger,
+    metrics: listen.metricsPort === undefined,
+    metricsHandler: groupMetrics,
+    trustProxy: listen.trustProxy,
+  });
   const server = app.listen(listen.port, listen.host);
   // Requests Node's parser refuses (431, 400, 408) get the OpenAI error body too.
   server.on('clientError', clientErrorHandler(logger));
@@ -53,7 +80,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   server.keepAliveTimeout = 65_000;
   let metricsListener: Server | undefined;
   let metricsPortBound: number | undefined;
-  if (listen.metricsPort !== undefined) {
+  if (listen.metricsPort !== undefined && !inGroup) {
     const listener = metricsServer(meter.registry);
     metricsListener = listener;
     metricsPortBound = await new Promise<number>((resolve, reject) => {
@@ -63,7 +90,10 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   }
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : listen.port;
-  logger.info({ port: boundPort, metricsPort: metricsPortBound, host: listen.host, store: meter.store.kind }, 'tokenmeter listening');
+  logger.info(
+    { port: boundPort, metricsPort: metricsPortBound, host: listen.host, store: meter.store.kind, pid: process.pid },
+    'tokenmeter listening',
+  );
 
   let stopping: Promise<void> | undefined;
   const shutdown = () =>
@@ -89,15 +119,39 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   return { server, tokenmeter: meter, store: meter.store, logger, shutdown };
 }
 
+/**
+ * The process: with WORKERS > 1 (and not already a worker), the primary of a worker group; otherwise one server that
+ * stops on SIGTERM/SIGINT, or when the primary it belongs to is gone. Resolves to the exit code.
+ */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { listen, options, logLevel } = fromEnv(env);
+  if (listen.workers > 1 && cluster.isPrimary) {
+    if (options.redisUrl === undefined) {
+      const detail = `${listen.workers} workers need the Redis store (REDIS_URL): the embedded store lives inside one process`;
+      throw new ConfigError(`invalid configuration: WORKERS: ${detail}`, 'workers', detail);
+    }
+    return runPrimary({
+      workers: listen.workers,
+      host: listen.host,
+      metricsPort: listen.metricsPort,
+      stopTimeoutMs: listen.shutdownGraceMs + 15_000,
+      logger: createLogger(logLevel),
+    });
+  }
+  const running = await start(env);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+    // A worker whose primary is gone gets no more connections: drain and go.
+    if (cluster.isWorker) process.once('disconnect', resolve);
+  });
+  await running.shutdown();
+  return 0;
+}
+
 if (require.main === module) {
-  start().then(
-    (running) => {
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
-          running.shutdown().then(() => process.exit(0));
-        });
-      }
-    },
+  main().then(
+    (code) => process.exit(code),
     (err: Error) => {
       // Config and models-file problems are one line naming what is wrong; anything else is unexpected.
       if (err instanceof ConfigError || err instanceof ModelsFileError) console.error(`tokenmeter: ${err.message}`);

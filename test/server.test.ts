@@ -27,10 +27,26 @@ describe('the server process', () => {
     ['PORT', { PORT: 'http' }],
     ['UPSTREAM_URL', { UPSTREAM_URL: 'not a url' }],
     ['REDIS_URL', { REDIS_URL: 'localhost' }],
+    ['WORKERS', { WORKERS: '1.5' }],
   ])('stops at start with one line naming %s', (name, env) => {
     const r = startAndFail(env);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^tokenmeter: invalid configuration: ${name}: [^\\n]+\\n$`));
+  });
+
+  it('refuses more than one worker on the embedded store, in one line, before forking any', () => {
+    const r = startAndFail({ WORKERS: '2' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      'tokenmeter: invalid configuration: WORKERS: 2 workers need the Redis store (REDIS_URL): the embedded store lives inside one process\n',
+    );
+  });
+
+  it('stops a worker group whose workers cannot start, with the error once per worker and exit 1', () => {
+    const file = writeModelsFile([{ id: 'a/b', context_length: 100 }]);
+    const r = startAndFail({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:1', MODELS_FILE: file });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`tokenmeter: ${file}: models[0].max_output_tokens (a/b): is required`);
   });
 
   it('stops at start with one line naming the bad models-file entry and field', () => {

@@ -2,6 +2,7 @@
  * The process configuration: the environment read once into the server's options (each variable is its option's
  * name in UPPER_SNAKE_CASE), checked by the options' one schema, then passed in everywhere.
  */
+import { availableParallelism } from 'node:os';
 import { ConfigError, parseOptions, resolveMeter, serverOptionsSchema, type MeterConfig } from './options';
 
 export { ConfigError } from './options';
@@ -9,6 +10,8 @@ export { ConfigError } from './options';
 /** The server's configuration: the library's, plus listening and shutdown. */
 export interface Config extends MeterConfig {
   port: number;
+  /** Worker processes sharing the port; 1 runs no cluster at all. */
+  workers: number;
   host: string;
   shutdownGraceMs: number;
   metricsPort: number | undefined;
@@ -20,6 +23,7 @@ export interface Config extends MeterConfig {
 const NOT_FROM_ENV = new Set(['models', 'store', 'redis', 'logger', 'env', 'authenticate', 'onSettle', 'sessions', 'commerce']);
 const NUMBERS = new Set([
   'port',
+  'workers',
   'shutdownGraceSeconds',
   'upstreamConnectTimeoutMs',
   'upstreamTimeoutMs',
@@ -68,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The server's own settings from its options. */
 export function listenConfig(o: {
   port: number;
+  workers: number | 'auto';
   host: string;
   shutdownGraceSeconds: number;
   metricsPort?: number;
@@ -75,6 +80,7 @@ export function listenConfig(o: {
 }) {
   return {
     port: o.port,
+    workers: o.workers === 'auto' ? availableParallelism() : o.workers,
     host: o.host,
     shutdownGraceMs: o.shutdownGraceSeconds * 1000,
     metricsPort: o.metricsPort,

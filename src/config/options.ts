@@ -179,6 +179,10 @@ const meterShape = {
 
 const listenShape = {
   port: port.default(8080),
+  /** Worker processes sharing the port (node:cluster): a number, or `auto` for one per CPU. Default 1. */
+  workers: z
+    .union([z.number().int().positive(), z.literal('auto')], { error: 'must be a whole number greater than 0, or auto' })
+    .default(1),
   host: z.string().min(1).default('0.0.0.0'),
   shutdownGraceSeconds: z.number({ error: 'must be a number of seconds' }).int().nonnegative().default(30),
   metricsPort: port.optional(),

@@ -11,8 +11,11 @@ export function metricsHandler(metrics: Metrics) {
   };
 }
 
-/** A server that answers GET /metrics and nothing else, so metrics need not be exposed where clients reach. */
-export function metricsServer(registry: Registry): Server {
+/**
+ * A server that answers GET /metrics and nothing else, so metrics need not be exposed where clients reach. `registry`
+ * is this process's, or the worker group's aggregate (its `metrics` then collects from every worker).
+ */
+export function metricsServer(registry: Pick<Registry, 'contentType' | 'metrics'>): Server {
   return createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

@@ -183,9 +183,10 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       hideUsageChunk = request.stream_options?.include_usage !== true;
       upstreamBody.stream_options = { ...request.stream_options, include_usage: true };
     }
-    let body: Buffer;
+    // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
+    let body: string;
     try {
-      body = Buffer.from(JSON.stringify(upstreamBody));
+      body = JSON.stringify(upstreamBody);
     } catch (err) {
       meter.release(accountId, requestId);
       undoModel();
@@ -207,7 +208,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       res,
     );
     res.locals.exchange = exchange;
-    req.headers = upstreamRequestHeaders(req.headers, body.length, model.upstreamApiKey, requestId);
+    req.headers = upstreamRequestHeaders(req.headers, Buffer.byteLength(body), model.upstreamApiKey, requestId);
     // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
     // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
     req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {

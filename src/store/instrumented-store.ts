@@ -16,19 +16,27 @@ const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerC
  * file), but `close`, which is not a store operation worth timing.
  */
 export function instrumentStore(store: Store, metrics: Metrics): Store {
-  function timed<T>(op: string, run: () => Promise<T>): Promise<T> {
-    const end = metrics.storeDuration.startTimer({ op });
-    return run().then(
-      (value) => {
-        end();
-        return value;
-      },
-      (err: unknown) => {
-        end();
-        metrics.storeErrors.inc({ op });
-        throw err;
-      },
-    );
+  /**
+   * One timed operation: two clock reads and the op's histogram child, bound once per op. prom-client's startTimer
+   * would allocate two closures, two hrtime arrays and a copy of the labels on every call of the hot path.
+   */
+  function timed(op: string, method: (...args: unknown[]) => Promise<unknown>) {
+    const duration = metrics.storeDuration.labels({ op });
+    const errors = metrics.storeErrors.labels({ op });
+    return function timedOperation(...args: unknown[]): Promise<unknown> {
+      const started = performance.now();
+      return method(...args).then(
+        (value) => {
+          duration.observe((performance.now() - started) / 1000);
+          return value;
+        },
+        (err: unknown) => {
+          duration.observe((performance.now() - started) / 1000);
+          errors.inc();
+          throw err;
+        },
+      );
+    };
   }
   const wrapped: Record<string, unknown> = { kind: store.kind };
   const methods = new Set<string>();
@@ -45,7 +53,7 @@ export function instrumentStore(store: Store, metrics: Metrics): Store {
       continue;
     }
     const op = OP_LABELS[name as keyof Store] ?? snakeCase(name);
-    wrapped[name] = (...args: unknown[]) => timed(op, () => method(...args));
+    wrapped[name] = timed(op, method);
   }
   return wrapped as unknown as Store;
 }

@@ -1,5 +1,5 @@
 /** Configuration is parsed once; a bad value stops start-up with one line naming the variable. */
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { loadConfig, ConfigError } from '../../src/config/config';
 
 describe('loadConfig', () => {
@@ -7,6 +7,7 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       port: 8080,
+      workers: 1,
       host: '0.0.0.0',
       upstreamUrl: 'http://127.0.0.1:8000/v1',
       upstreamApiKey: undefined,
@@ -39,8 +40,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ JOURNAL_FILE: '/data/{hostname}.journal' }).journalFile).toBe(`/data/${hostname()}.journal`);
   });
 
+  it('runs one worker per CPU with WORKERS=auto, and the number given otherwise', () => {
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(availableParallelism());
+    expect(loadConfig({ WORKERS: '3' }).workers).toBe(3);
+  });
+
   it.each([
     ['PORT', { PORT: 'eighty' }],
+    ['WORKERS', { WORKERS: '0' }],
+    ['WORKERS', { WORKERS: 'many' }],
     ['PORT', { PORT: '70000' }],
     ['UPSTREAM_URL', { UPSTREAM_URL: 'ftp://x/v1' }],
     ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
