@@ -1,14 +1,7 @@
 /** tokenmeter's public face: the factory, its options and hooks, and the stores a host may pass in. */
 export { createTokenmeter, type Tokenmeter } from './tokenmeter';
-export {
-  ConfigError,
-  type Authenticate,
-  type ByteSize,
-  type Identity,
-  type LogLevel,
-  type SettledRecord,
-  type TokenmeterOptions,
-} from './config/options';
+export { ConfigError } from './config/options';
+export type { Authenticate, ByteSize, Identity, LogLevel, SettledRecord, TokenmeterOptions } from './config/option-types';
 export { MemoryStore } from './store/memory-store';
 export { RedisStore, redisClientOptions } from './store/redis-store';
 export type { AccountRecord, AccountState, NewAccount, NewPackage } from './store/account-types';

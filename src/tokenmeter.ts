@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { buildCatalog, ModelsFile, type Catalog } from './catalog/models';
-import { ConfigError, meterConfig, type MeterConfig, type MeterParts, type TokenmeterOptions } from './config/options';
+import type { TokenmeterOptions } from './config/option-types';
+import { ConfigError, meterConfig, type MeterConfig, type MeterParts } from './config/options';
 import { Journal } from './metering/journal';
 import { Meter } from './metering/metering';
 import { createLogger, type Logger } from './observability/logger';

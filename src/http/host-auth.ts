@@ -1,6 +1,6 @@
 /** The host's own authentication in place of tokenmeter's bearer keys: its `authenticate(req)` says who is calling. */
 import type { NextFunction, Request, Response } from 'express';
-import type { Authenticate } from '../config/options';
+import type { Authenticate } from '../config/option-types';
 import { apiError, sendError } from './errors';
 import type { Logger } from '../observability/logger';
 
