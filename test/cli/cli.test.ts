@@ -1,37 +1,18 @@
 /** The tokenmeter CLI end to end: the built CLI against the built proxy process, on a real redis-server. */
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { startUpstream, PROMPT_TOKENS, type TestUpstream } from '../helpers/upstream';
+import { PROMPT_TOKENS } from '../helpers/upstream';
 import { chatBody, MODEL } from '../helpers/proxy';
-import { startProxyProcess, runCli, type ProxyProcess } from '../helpers/processes';
-import { writeModelsFile } from '../helpers/models-file';
-import { testRedisUrl } from '../helpers/stores';
+import { runCli } from '../helpers/processes';
+import { cliFixture } from '../helpers/cli-fixture';
 import { freePort } from '../helpers/redis-server';
 import { eventually } from '../helpers/eventually';
 
 const ADMIN = 'cli-admin-token-0123456789';
 
 describe('tokenmeter CLI', () => {
-  let upstream: TestUpstream;
-  let proxy: ProxyProcess;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    proxy = await startProxyProcess({
-      ADMIN_TOKEN: ADMIN,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: `cli${randomBytes(3).toString('hex')}:`,
-      UPSTREAM_URL: upstream.url,
-      MODELS_FILE: writeModelsFile(),
-    });
-    env = { TOKENMETER_URL: proxy.url, TOKENMETER_ADMIN_TOKEN: ADMIN };
-  });
-  afterAll(async () => {
-    await proxy.stop();
-    await upstream.close();
-  });
+  const f = cliFixture(ADMIN, 'cli');
+  const cli = f.cli;
 
   it('creates a key, grants a package, shows the balance drop after a request, lists usage and revokes', async () => {
     const created = await cli('keys', 'create', '--name', 'demo', '--tokens', '1000', '--json');
@@ -49,7 +30,7 @@ describe('tokenmeter CLI', () => {
     expect(granted.code).toBe(0);
     expect(granted.stdout).toMatch(new RegExp(`^Granted 500 tokens to ${key.id} as pkg_\\w+ \\(usable: 500, expires: 20\\d\\d-`));
 
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
+    await request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
     // Settlement lands just after the response: wait for it, bounded.
     const shown = await eventually(async () => {
       const r = await cli('keys', 'show', key.id);
@@ -79,17 +60,17 @@ describe('tokenmeter CLI', () => {
     const revoked = await cli('keys', 'revoke', key.id);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(new RegExp(`^Revoked ${key.id} at 20`));
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(401);
+    await request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(401);
   });
 
   it('says clearly when the admin token is refused', async () => {
-    const res = await runCli(['keys', 'list'], { TOKENMETER_URL: proxy.url, TOKENMETER_ADMIN_TOKEN: 'wrong-token-0123456789' });
+    const res = await runCli(['keys', 'list'], { TOKENMETER_URL: f.proxy.url, TOKENMETER_ADMIN_TOKEN: 'wrong-token-0123456789' });
     expect(res.code).toBe(1);
     expect(res.stderr).toBe("tokenmeter: the admin token was refused: set TOKENMETER_ADMIN_TOKEN to the proxy's ADMIN_TOKEN.\n");
   });
 
   it('says clearly when the token is not set', async () => {
-    const res = await runCli(['keys', 'list'], { TOKENMETER_URL: proxy.url });
+    const res = await runCli(['keys', 'list'], { TOKENMETER_URL: f.proxy.url });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('set TOKENMETER_ADMIN_TOKEN');
   });
@@ -114,7 +95,7 @@ describe('tokenmeter CLI', () => {
     const email = `admin-${randomBytes(3).toString('hex')}@example.com`;
     const created = await runCli(
       ['accounts', 'create', '--email', email, '--name', 'Root', '--role', 'admin', '--password-stdin', '--json'],
-      env,
+      f.env,
       'a long enough password\n',
     );
     expect(created.code).toBe(0);
@@ -125,7 +106,7 @@ describe('tokenmeter CLI', () => {
     const argvPassword = await cli('accounts', 'create', '--email', `x${email}`, '--password', 'visible password', '--json');
     expect(argvPassword.code).toBe(0);
     expect(argvPassword.stderr).toContain('prefer --password-stdin');
-    const short = await runCli(['accounts', 'create', '--email', `y${email}`, '--password-stdin'], env, 'short\n');
+    const short = await runCli(['accounts', 'create', '--email', `y${email}`, '--password-stdin'], f.env, 'short\n');
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/password.*at least 10 characters/);
 
@@ -143,10 +124,10 @@ describe('tokenmeter CLI', () => {
 
     const disabled = await cli('accounts', 'disable', account.id);
     expect(disabled.stdout).toContain('Disabled');
-    const refused = await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody());
+    const refused = await request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody());
     expect(refused.status).toBe(401);
     expect((await cli('accounts', 'enable', account.id)).code).toBe(0);
-    await request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
+    await request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
     await eventually(async () => {
       const usage = JSON.parse((await cli('usage', '--account-id', account.id, '--json')).stdout);
       expect(usage).toMatchObject([{ account_id: account.id, key_id: key.id }]);

@@ -1,35 +1,13 @@
 /** The CLI's limits commands end to end: the built CLI against the built proxy process, on a real redis-server. */
-import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { chatBody } from '../helpers/proxy';
-import { startProxyProcess, runCli, type ProxyProcess } from '../helpers/processes';
-import { writeModelsFile } from '../helpers/models-file';
-import { testRedisUrl } from '../helpers/stores';
-import { startUpstream, type TestUpstream } from '../helpers/upstream';
+import { cliFixture } from '../helpers/cli-fixture';
 
 const ADMIN = 'cli-limits-admin-token-0123';
 
 describe('tokenmeter CLI: limits', () => {
-  let upstream: TestUpstream;
-  let proxy: ProxyProcess;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    proxy = await startProxyProcess({
-      ADMIN_TOKEN: ADMIN,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: `clil${randomBytes(3).toString('hex')}:`,
-      UPSTREAM_URL: upstream.url,
-      MODELS_FILE: writeModelsFile(),
-    });
-    env = { TOKENMETER_URL: proxy.url, TOKENMETER_ADMIN_TOKEN: ADMIN };
-  });
-  afterAll(async () => {
-    await proxy.stop();
-    await upstream.close();
-  });
+  const f = cliFixture(ADMIN, 'clil');
+  const cli = f.cli;
 
   it('creates a key with limits, shows them with their use, changes and removes them', async () => {
     const created = await cli('keys', 'create', '--tokens', '10000', '--rpm', '1', '--max-concurrent', '3');
@@ -37,7 +15,7 @@ describe('tokenmeter CLI: limits', () => {
     expect(created.stdout).toMatch(/^Created key key_\w+ with a balance of 10,000 tokens, limits: 1 rpm, 3 in flight\.\n/);
     const id = /Created key (key_\w+)/.exec(created.stdout)![1];
     const secret = /\n {2}(sk-\S+)\n/.exec(created.stdout)![1];
-    const post = () => request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).send(chatBody());
+    const post = () => request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).send(chatBody());
     await post().expect(200);
     expect((await post()).status).toBe(429);
 

@@ -1,33 +1,11 @@
 /** `tokenmeter products` and `tokenmeter codes`: the built CLI against the built proxy process, on a real redis-server. */
-import { randomBytes } from 'node:crypto';
-import { startUpstream, type TestUpstream } from '../helpers/upstream';
-import { startProxyProcess, runCli, type ProxyProcess } from '../helpers/processes';
-import { writeModelsFile } from '../helpers/models-file';
-import { testRedisUrl } from '../helpers/stores';
+import { cliFixture } from '../helpers/cli-fixture';
 
 const ADMIN = 'cli-admin-token-0123456789';
 
 describe('tokenmeter products and codes', () => {
-  let upstream: TestUpstream;
-  let proxy: ProxyProcess;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    proxy = await startProxyProcess({
-      ADMIN_TOKEN: ADMIN,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: `clip${randomBytes(3).toString('hex')}:`,
-      UPSTREAM_URL: upstream.url,
-      MODELS_FILE: writeModelsFile(),
-    });
-    env = { TOKENMETER_URL: proxy.url, TOKENMETER_ADMIN_TOKEN: ADMIN };
-  });
-  afterAll(async () => {
-    await proxy.stop();
-    await upstream.close();
-  });
+  const f = cliFixture(ADMIN, 'clip');
+  const cli = f.cli;
 
   it('creates, lists and updates products', async () => {
     const created = await cli(
