@@ -192,10 +192,29 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
   };
 }
 
-/** JSON max req/s and CPU per request alone (the worker-group comparison): a warm-up, then one window. */
-export async function jsonThroughput(target: TargetUnderTest): Promise<Window> {
-  const json = endpoint(target.port, target.key, jsonBody);
-  await closedLoop(json, settings.connections, settings.warmupMs);
+/**
+ * JSON max req/s and CPU per request alone (the worker-group comparison), `warmupMs` of load and then one window, over one
+ * process or several separate ones at once, the connections split evenly between them: CPU is the sum of
+ * theirs, req/s the sum of what they completed. Two single processes on one core measured this way show what sharing
+ * a core costs without node:cluster in the picture.
+ */
+export async function jsonThroughputSplit(targets: TargetUnderTest[], warmupMs: number): Promise<Window> {
+  const each = Math.max(1, Math.floor(settings.connections / targets.length));
+  const endpoints = targets.map((t) => endpoint(t.port, t.key, jsonBody));
+  await Promise.all(endpoints.map((e) => closedLoop(e, each, warmupMs)));
   await sleep(PAUSE_MS);
-  return window(target.pid, json);
+  const cpu0 = targets.map((t) => cpuMs(t.pid));
+  const sys0 = targets.map((t) => syscalls(t.pid));
+  const runs = await Promise.all(endpoints.map((e) => closedLoop(e, each, settings.maxWindowMs)));
+  const cpu = targets.reduce((sum, t, i) => sum + cpuMs(t.pid) - cpu0[i], 0);
+  const calls = targets.reduce((sum, t, i) => sum + syscalls(t.pid) - sys0[i], 0);
+  const completed = runs.reduce((n, r) => n + r.completed, 0);
+  const elapsedMs = Math.max(...runs.map((r) => r.elapsedMs));
+  return {
+    rps: completed / (elapsedMs / 1000),
+    cpuUs: (cpu * 1000) / completed,
+    busyPct: (100 * cpu) / elapsedMs,
+    syscalls: calls / completed,
+    failed: runs.reduce((n, r) => n + r.failed, 0),
+  };
 }

@@ -3,7 +3,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { machine, versions } from './machine';
-import { jsonThroughput, measure, type Figures, type TargetUnderTest, type Window } from './measure';
+import { buildEarlier, type EarlierBuild } from './earlier-build';
+import { jsonThroughputSplit, measure, type Figures, type TargetUnderTest, type Window } from './measure';
 import { nginxTarget, nginxVersion } from './nginx';
 import { canPin, killAllOnExit, pinSelf, startProcess, type StartOptions, type Started } from './processes';
 import {
@@ -79,6 +80,39 @@ interface Group {
   workers: number;
   /** taskset's core list for the whole group (primary and workers). */
   cores: string | undefined;
+  /** `workers` separate single processes instead of one cluster: what sharing the cores costs, cluster or not. */
+  separate?: boolean;
+}
+
+/** Starts `count` processes of one plan, runs `phase` against them all, and stops them whatever happens. */
+async function withProcesses<T>(
+  label: string,
+  options: StartOptions,
+  count: number,
+  core: string | undefined,
+  phase: (targets: TargetUnderTest[]) => Promise<T>,
+): Promise<T> {
+  const started: Started[] = [];
+  try {
+    for (let i = 0; i < count; i++) started.push(await startProcess({ ...options, name: `${label} #${i + 1}`, core }));
+    return await phase(
+      started.map((p) => ({ pid: p.pid, port: Number(p.ready.port), key: typeof p.ready.key === 'string' ? p.ready.key : NO_KEY })),
+    );
+  } finally {
+    for (const p of started) await p.stop();
+  }
+}
+
+/** tokenmeter on Redis as built at an earlier revision (BENCH_EARLIER), on a Redis database of its own (its layout may differ). */
+function earlierTarget(build: EarlierBuild, upstreamUrl: string, redisUrl: string): Target {
+  const label = `tokenmeter (Redis) at ${build.label}`;
+  const options: StartOptions = {
+    name: label,
+    command: process.execPath,
+    args: ['--expose-gc', build.server],
+    env: { ...process.env, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
+  };
+  return { name: 'tokenmeter-redis-earlier', label, node: true, compared: true, start: async () => ({ options }) };
 }
 
 async function main(): Promise<void> {
@@ -108,6 +142,11 @@ async function main(): Promise<void> {
   const tokenmeter = (label: string, env: Record<string, string>) => async () => ({
     options: serverProcess(label, 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, ...env }),
   });
+  let earlier: EarlierBuild | undefined;
+  if (process.env.BENCH_EARLIER) {
+    log(`building the earlier revision, ${process.env.BENCH_EARLIER}, in a temporary worktree`);
+    earlier = buildEarlier(process.env.BENCH_EARLIER);
+  }
 
   const targets: Target[] = [
     {
@@ -150,6 +189,7 @@ async function main(): Promise<void> {
         BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
       }),
     },
+    ...(earlier ? [earlierTarget(earlier, upstreamUrl, redisUrl)] : []),
     {
       name: 'nginx',
       label: 'nginx',
@@ -163,6 +203,7 @@ async function main(): Promise<void> {
     ? [
         { label: 'WORKERS=1, core 0', workers: 1, cores: String(TARGET_CORE) },
         { label: 'WORKERS=2, core 0', workers: 2, cores: String(TARGET_CORE) },
+        { label: '2 processes without cluster, core 0', workers: 2, cores: String(TARGET_CORE), separate: true },
         { label: 'WORKERS=2, cores 0-1 (shared with the load)', workers: 2, cores: `${TARGET_CORE},${LOAD_CORE}` },
       ]
     : [
@@ -187,15 +228,20 @@ async function main(): Promise<void> {
       (figures.get(target.name) as (Figures | undefined)[])[round] = typeof result === 'string' ? undefined : result;
     }
     for (const group of round % 2 === 1 ? [...groups].reverse() : groups) {
-      const start = tokenmeter(group.label, { REDIS_URL: redisUrl, WORKERS: String(group.workers) });
-      const w = await withTarget({ label: group.label, start }, group.cores, jsonThroughput);
-      if (typeof w === 'string') throw new Error(`${group.label}: ${w}`);
+      const env = { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: redisUrl, WORKERS: String(group.separate ? 1 : group.workers) };
+      const options = serverProcess(group.label, 'tokenmeter-server', env);
+      // V8 optimizes each process's hot path on its own, and processes sharing a core share its time: each needs about
+      // two warm-ups of a lone process's CPU before its figures settle (fewer, and the window measures the JIT).
+      const warmupMs = settings.warmupMs * 2 * group.workers;
+      const count = group.separate ? group.workers : 1;
+      const w = await withProcesses(group.label, options, count, group.cores, (t) => jsonThroughputSplit(t, warmupMs));
       log(`${group.label}: ${w.rps.toFixed(0)} req/s, ${w.cpuUs.toFixed(0)} µs CPU/request, ${w.busyPct.toFixed(0)} % of a core`);
       (groupWindows.get(group.label) as Window[])[round] = w;
     }
   }
   await upstream.stop();
   await redis.stop();
+  earlier?.cleanup();
 
   const baseRounds = figures.get(BASELINE) as (Figures | undefined)[];
   const results: TargetResult[] = targets.map((t) => {

@@ -1,0 +1,47 @@
+/**
+ * BENCH_EARLIER=<git revision>: tokenmeter as it was at that revision, built from a temporary git worktree and
+ * measured in every round beside today's, on the same Redis (a database of its own): what the changes since then
+ * cost a request that does not use them. The revision must have bench/tokenmeter-server.ts (any since the
+ * benchmark was added) and build with today's node_modules.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+
+export interface EarlierBuild {
+  /** The revision as given, and its short hash. */
+  label: string;
+  /** Its compiled bench/tokenmeter-server.js. */
+  server: string;
+  /** Removes the worktree. */
+  cleanup(): void;
+}
+
+export function buildEarlier(revision: string): EarlierBuild {
+  const git = (...args: string[]) => execFileSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' }).trim();
+  const hash = git('rev-parse', '--short', `${revision}^{commit}`);
+  const dir = join(mkdtempSync(join(tmpdir(), 'tm-bench-earlier-')), 'tree');
+  git('worktree', 'add', '--detach', dir, hash);
+  const cleanup = () => {
+    try {
+      git('worktree', 'remove', '--force', dir);
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    if (!existsSync(join(dir, 'bench/tokenmeter-server.ts'))) throw new Error(`${revision} has no bench/tokenmeter-server.ts`);
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '-p', join(dir, 'bench/tsconfig.servers.json'), '--outDir', join(dir, 'build')], {
+      stdio: 'inherit',
+    });
+    return { label: revision === hash ? hash : `${revision} (${hash})`, server: join(dir, 'build/bench/tokenmeter-server.js'), cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
