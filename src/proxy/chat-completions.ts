@@ -193,6 +193,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       return refuseUnserializable(res, err);
     }
 
+    const forward = upstreams.get(model.upstreamUrl).forward;
     const exchange = new Exchange(
       exchangeDeps,
       {
@@ -204,6 +205,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         hideUsageChunk,
         promptTokens: () => prompt.count(),
         lease: meter.hold(accountId, requestId, model),
+        resend: () => void Promise.resolve(forward(req, res, next)).catch(next),
       },
       res,
     );
@@ -215,6 +217,6 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       dest.end(body);
       return dest;
     }) as typeof req.pipe;
-    await upstreams.get(model.upstreamUrl).forward(req, res, next);
+    await forward(req, res, next);
   };
 }

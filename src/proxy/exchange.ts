@@ -41,6 +41,8 @@ export interface ExchangeContext {
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
   promptTokens: () => number;
   lease: Lease;
+  /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
+  resend: () => void;
 }
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
@@ -108,9 +110,29 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.finished || this.clientGone) return;
     if (this.tap) return this.streamBroken(err);
+    if (this.closedWhileIdle(err)) {
+      // The upstream closed this pooled connection as we reused it: our request never reached it. Send it again; each
+      // such retry uses up one dead pooled connection, so they end at a fresh connection, whose failure is final.
+      this.deps.logger.info({ requestId: this.ctx.requestId }, 'upstream closed a pooled connection: sending again');
+      this.upstreamReq = undefined;
+      return this.ctx.resend();
+    }
     this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
     this.refuse(upstreamFailure(err, this.timedOut));
+  }
+
+  /**
+   * A keep-alive race, not an upstream failure: the request went out on a reused connection and the connection
+   * closed before any byte of an answer. (Node's http docs give the same rule for retrying a request.)
+   */
+  private closedWhileIdle(err: NodeJS.ErrnoException): boolean {
+    return (
+      this.upstreamReq?.reusedSocket === true &&
+      this.upstreamRes === undefined &&
+      !this.timedOut &&
+      (err.code === 'ECONNRESET' || err.code === 'EPIPE')
+    );
   }
 
   private timeout(proxyReq: ClientRequest): void {

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import OpenAI from 'openai';
 import { keyWithTokens } from '../helpers/stores';
-import { streamReply, jsonReply, words, PROMPT_TOKENS } from '../helpers/upstream';
+import { streamReply, jsonReply, words, PROMPT_TOKENS, startUpstream } from '../helpers/upstream';
 import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
 import { freePort } from '../helpers/redis-server';
 import { proxyFixture } from '../helpers/fixture';
@@ -77,6 +77,52 @@ describe('upstream faults (redis store)', () => {
       await untouched();
     } finally {
       await dead.close();
+    }
+  });
+
+  // The keep-alive race: an upstream closes an idle connection just as we reuse it, and our request never reaches it.
+  // Stops a 502 (or a retry storm) where the client's request was fine, and a second charge for the one answer.
+  it('sends a request again when the pooled connection it went out on is closed before any answer, and charges once', async () => {
+    const seen = new WeakSet<object>();
+    t.upstream.behave((call, req, res) => {
+      // A connection that carried a request before is closed the moment the next one arrives on it.
+      if (seen.has(req.socket)) return void req.socket.destroy();
+      seen.add(req.socket);
+      return jsonReply()(call, req, res);
+    });
+    const callsBefore = t.upstream.calls.length;
+    const first = await post(chatBody());
+    expect(first.status).toBe(200);
+    await settled(t.proxy);
+    const afterFirst = (await t.s.store.getKey(key.id))?.balance as number;
+    const charge = 10_000 - afterFirst;
+    expect(charge).toBeGreaterThan(0);
+
+    // Its connection is back in the pool, and (LIFO) is the one the next request goes out on.
+    const second = await post(chatBody());
+    expect(second.status).toBe(200);
+    expect(second.body.choices[0].message.content).toBe(first.body.choices[0].message.content);
+    expect(t.upstream.calls.length - callsBefore).toBe(3);
+    await settled(t.proxy);
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000 - 2 * charge, reserved: 0 });
+    expect(t.proxy.logs.filter((l) => l.includes('upstream closed a pooled connection'))).toHaveLength(1);
+  });
+
+  // The same close on a fresh connection is an upstream failure: sending a non-idempotent request again there could
+  // make the model generate twice. Stops a retry that hides a real fault.
+  it('does not send again when a fresh connection closes before any answer', async () => {
+    const upstream = await startUpstream((_c, req) => void req.socket.destroy());
+    const fresh = await startProxy({ store: t.s.store, upstreamUrl: upstream.url });
+    try {
+      const res = await request(fresh.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+      expect(res.status).toBe(502);
+      expect(res.body.error).toMatchObject({ code: 'upstream_error', type: 'api_error' });
+      expect(upstream.calls).toHaveLength(1);
+      await settled(fresh);
+      await untouched();
+    } finally {
+      await fresh.close();
+      await upstream.close();
     }
   });
 
