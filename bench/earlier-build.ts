@@ -25,13 +25,19 @@ export function buildEarlier(revision: string): EarlierBuild {
   const hash = git('rev-parse', '--short', `${revision}^{commit}`);
   const dir = join(mkdtempSync(join(tmpdir(), 'tm-bench-earlier-')), 'tree');
   git('worktree', 'add', '--detach', dir, hash);
+  let removed = false;
   const cleanup = () => {
+    if (removed) return;
+    removed = true;
+    process.off('exit', cleanup);
     try {
       git('worktree', 'remove', '--force', dir);
     } catch {
       rmSync(dir, { recursive: true, force: true });
     }
   };
+  // Also when the run fails or is interrupted (killAllOnExit turns SIGINT and SIGTERM into an exit).
+  process.once('exit', cleanup);
   try {
     if (!existsSync(join(dir, 'bench/tokenmeter-server.ts'))) throw new Error(`${revision} has no bench/tokenmeter-server.ts`);
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
