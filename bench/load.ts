@@ -72,11 +72,18 @@ export async function closedLoop(endpoint: Endpoint, connections: number, durati
   return { completed, failed, elapsedMs };
 }
 
+export interface OpenLoopResult {
+  /** The recorded requests (after the lead-in). */
+  samples: Sample[];
+  /** Every request sent, the lead-in's included. */
+  sent: number;
+}
+
 /**
  * Sends `rate` requests a second on schedule, whether or not earlier ones have answered (no coordinated omission),
  * for `leadInMs` unrecorded (to open the connections) and then `durationMs` recorded.
  */
-export async function openLoop(endpoint: Endpoint, rate: number, durationMs: number, leadInMs = 500): Promise<Sample[]> {
+export async function openLoop(endpoint: Endpoint, rate: number, durationMs: number, leadInMs = 500): Promise<OpenLoopResult> {
   const agent = new Agent({ keepAlive: true });
   const interval = 1000 / rate;
   const total = Math.round(((leadInMs + durationMs) * rate) / 1000);
@@ -91,7 +98,7 @@ export async function openLoop(endpoint: Endpoint, rate: number, durationMs: num
   }
   const samples = await Promise.all(recorded);
   agent.destroy();
-  return samples;
+  return { samples, sent: total };
 }
 
 export interface HeldResult<T> {

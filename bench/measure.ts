@@ -28,6 +28,13 @@ export interface Figures {
   rssPerStreamKiB: number;
   /** Target CPU time per paced stream (about one upstream event per read, as from a real model server). */
   pacedCpuUs: number;
+  /**
+   * Target CPU time per request at the fixed JSON rate (and per stream at the fixed stream rate): every target under
+   * the same load, so requests live about as long in each. At max req/s a target whose requests wait longer (on Redis,
+   * on a busier load core) keeps more of them alive across scavenges and pays for it in GC; at a fixed rate it does not.
+   */
+  jsonRateCpuUs: number;
+  streamRateCpuUs: number;
   /** CPU that processes other than the benchmark's used while this target was measured, in % of one core. */
   othersPct: number;
   /** Requests that got no 200 with a body, over every phase. */
@@ -158,10 +165,19 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
   );
   failed += jsonMax.failed + streamMax.failed;
 
-  const jsonLat = latencies(await openLoop(json, settings.jsonRate, settings.rateWindowMs));
-  log(`JSON at ${settings.jsonRate}/s: TTFB p50 ${jsonLat.ttfbP50.toFixed(2)} ms, p99 ${jsonLat.ttfbP99.toFixed(2)} ms`);
-  const streamLat = latencies(await openLoop(stream, settings.streamRate, settings.rateWindowMs));
-  log(`stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms`);
+  const atRate = async (e: Endpoint, rate: number) => {
+    const cpu0 = cpuMs(pid);
+    const r = await openLoop(e, rate, settings.rateWindowMs);
+    return { ...latencies(r.samples), cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.sent };
+  };
+  const jsonLat = await atRate(json, settings.jsonRate);
+  log(
+    `JSON at ${settings.jsonRate}/s: TTFB p50 ${jsonLat.ttfbP50.toFixed(2)} ms, p99 ${jsonLat.ttfbP99.toFixed(2)} ms, ${jsonLat.cpuUs.toFixed(0)} µs CPU/request`,
+  );
+  const streamLat = await atRate(stream, settings.streamRate);
+  log(
+    `stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms, ${streamLat.cpuUs.toFixed(0)} µs CPU/stream`,
+  );
   failed += jsonLat.failed + streamLat.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
   // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
@@ -187,6 +203,8 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     streamTtfbP99Ms: streamLat.ttfbP99,
     rssPerStreamKiB,
     pacedCpuUs,
+    jsonRateCpuUs: jsonLat.cpuUs,
+    streamRateCpuUs: streamLat.cpuUs,
     othersPct,
     failed,
   };
