@@ -15,7 +15,7 @@ import { rewriteModel } from './model-rewriter';
 import { SseTap, type Usage } from './sse-tap';
 import { completionTextTokens, reportedUsage } from './response-usage';
 import { collect, decoded } from './upstream-body';
-import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
+import { closedWhileIdle, midStreamErrorEvent, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -110,7 +110,7 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.finished || this.clientGone) return;
     if (this.tap) return this.streamBroken(err);
-    if (this.closedWhileIdle(err)) {
+    if (closedWhileIdle(err, this.upstreamReq?.reusedSocket === true, this.upstreamRes !== undefined, this.timedOut)) {
       // The upstream closed this pooled connection as we reused it: our request never reached it. Send it again; each
       // such retry uses up one dead pooled connection, so they end at a fresh connection, whose failure is final.
       this.deps.logger.info({ requestId: this.ctx.requestId }, 'upstream closed a pooled connection: sending again');
@@ -120,19 +120,6 @@ export class Exchange {
     this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
     this.refuse(upstreamFailure(err, this.timedOut));
-  }
-
-  /**
-   * A keep-alive race, not an upstream failure: the request went out on a reused connection and the connection
-   * closed before any byte of an answer. (Node's http docs give the same rule for retrying a request.)
-   */
-  private closedWhileIdle(err: NodeJS.ErrnoException): boolean {
-    return (
-      this.upstreamReq?.reusedSocket === true &&
-      this.upstreamRes === undefined &&
-      !this.timedOut &&
-      (err.code === 'ECONNRESET' || err.code === 'EPIPE')
-    );
   }
 
   private timeout(proxyReq: ClientRequest): void {
@@ -200,17 +187,8 @@ export class Exchange {
     this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     if (!this.res.writableEnded) {
-      const event = {
-        error: {
-          message: this.timedOut ? 'The upstream stopped sending mid-stream.' : 'The upstream connection broke mid-stream.',
-          type: 'api_error',
-          param: null,
-          code: this.timedOut ? 'upstream_timeout' : 'upstream_error',
-        },
-      };
       tap.abandon();
-      // A blank line first, in case the last event's own blank line had not arrived yet.
-      this.res.end(`\ndata: ${JSON.stringify(event)}\n\n`);
+      this.res.end(midStreamErrorEvent(this.timedOut));
     }
     this.upstreamRes?.destroy();
     this.settle(tap.usage, this.res.statusCode, () => tap.streamedCompletionTokens());

@@ -21,6 +21,27 @@ export function upstreamFailure(err: NodeJS.ErrnoException, timedOut: boolean): 
   return apiError('upstream_error', `The upstream ${what}.`);
 }
 
+/**
+ * A keep-alive race, not an upstream failure: the request went out on a reused connection, and the connection closed
+ * before any byte of an answer (the rule Node's http docs give for sending a request again).
+ */
+export function closedWhileIdle(err: NodeJS.ErrnoException, reusedSocket: boolean, answered: boolean, timedOut: boolean): boolean {
+  return reusedSocket && !answered && !timedOut && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+}
+
+/** The SSE event that ends a client's stream the upstream broke off; a blank line first, in case the last event's was lost. */
+export function midStreamErrorEvent(timedOut: boolean): string {
+  const event = {
+    error: {
+      message: timedOut ? 'The upstream stopped sending mid-stream.' : 'The upstream connection broke mid-stream.',
+      type: 'api_error',
+      param: null,
+      code: timedOut ? 'upstream_timeout' : 'upstream_error',
+    },
+  };
+  return `\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
 /** An upstream error status and body, in our shape: its status and message kept. */
 export function upstreamErrorFrom(status: number, body: Buffer | undefined): ApiError {
   let message = `The upstream answered with status ${status}.`;
