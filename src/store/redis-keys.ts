@@ -7,13 +7,11 @@ import { encodeLimits } from '../limits/limits';
 import * as accountScripts from './account-scripts';
 import { newId } from './ids';
 import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from './key-types';
-import { defineScript } from './redis-limits';
+import { defineScripts } from './define-scripts';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
 
-type RunScript = ReturnType<typeof defineScript>;
-
 export class RedisKeys {
-  private readonly run: Record<'tmCreateKey' | 'tmUpdateAccount' | 'tmKeyState' | 'tmRevoke', RunScript>;
+  private readonly run;
 
   /** `a(accountId, part)` and `global(name)`: the store's names of a key in an account's slot and outside any. */
   constructor(
@@ -22,12 +20,12 @@ export class RedisKeys {
     private readonly global: (name: string) => string,
     private readonly windowMs: number,
   ) {
-    this.run = {
-      tmCreateKey: defineScript(redis, 'tmCreateKey', accountScripts.CREATE_KEY),
-      tmUpdateAccount: defineScript(redis, 'tmUpdateAccount', accountScripts.UPDATE_ACCOUNT),
-      tmKeyState: defineScript(redis, 'tmKeyState', accountScripts.KEY_STATE),
-      tmRevoke: defineScript(redis, 'tmRevoke', accountScripts.REVOKE),
-    };
+    this.run = defineScripts(redis, {
+      tmCreateKey: accountScripts.CREATE_KEY,
+      tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
+      tmKeyState: accountScripts.KEY_STATE,
+      tmRevoke: accountScripts.REVOKE,
+    });
   }
 
   async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {

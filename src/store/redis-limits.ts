@@ -1,37 +1,28 @@
 /** The Redis store's model-level limits (limit-scripts.ts), and the one place their replies' shapes are checked. */
 import type { Cluster, Redis } from 'ioredis';
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitKind, LimitLevel, LimitRefusal, Limits } from '../limits/limits';
+import { defineScripts } from './define-scripts';
 import * as limitScripts from './limit-scripts';
-
-type RunScript = (keys: string[], args: (string | number)[]) => Promise<unknown>;
-type ScriptName = 'tmLimitAdmit' | 'tmLimitEnd' | 'tmLimitRenew' | 'tmLimitUse';
 
 /** A limit script's reply of a shape none of ours returns. */
 export class LimitReplyError extends Error {
   override name = 'LimitReplyError';
 }
 
-/** Registers a script on the client once (EVALSHA, EVAL on NOSCRIPT) and returns a caller for it. */
-export function defineScript(redis: Redis | Cluster, name: string, lua: string): RunScript {
-  if (!(name in redis)) redis.defineCommand(name, { lua });
-  const command = (redis as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name].bind(redis);
-  return (keys, args) => command(keys.length, ...keys, ...args);
-}
-
 export class RedisModelLimits {
-  private readonly run: Record<ScriptName, RunScript>;
+  private readonly run;
 
   constructor(
     redis: Redis | Cluster,
     private readonly prefix: string,
     private readonly windowMs: number,
   ) {
-    this.run = {
-      tmLimitAdmit: defineScript(redis, 'tmLimitAdmit', limitScripts.LIMIT_ADMIT),
-      tmLimitEnd: defineScript(redis, 'tmLimitEnd', limitScripts.LIMIT_END),
-      tmLimitRenew: defineScript(redis, 'tmLimitRenew', limitScripts.LIMIT_RENEW),
-      tmLimitUse: defineScript(redis, 'tmLimitUse', limitScripts.LIMIT_USE),
-    };
+    this.run = defineScripts(redis, {
+      tmLimitAdmit: limitScripts.LIMIT_ADMIT,
+      tmLimitEnd: limitScripts.LIMIT_END,
+      tmLimitRenew: limitScripts.LIMIT_RENEW,
+      tmLimitUse: limitScripts.LIMIT_USE,
+    });
   }
 
   /** A model's keys share the hash tag `{m:<model id>}`: its own slot, apart from every account's. */

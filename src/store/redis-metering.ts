@@ -3,15 +3,13 @@
  * account's slot.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { defineScript } from './redis-limits';
+import { defineScripts } from './define-scripts';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 import * as meteringScripts from './metering-scripts';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from './metering-types';
 
-type RunScript = ReturnType<typeof defineScript>;
-
 export class RedisMetering {
-  private readonly run: Record<'tmReserve' | 'tmRenew' | 'tmRelease' | 'tmSettle', RunScript>;
+  private readonly run;
 
   /** `a(accountId, part)`: the store's name of a key in the account's slot. */
   constructor(
@@ -19,12 +17,12 @@ export class RedisMetering {
     private readonly a: (accountId: string, part: string) => string,
     private readonly windowMs: number,
   ) {
-    this.run = {
-      tmReserve: defineScript(redis, 'tmReserve', meteringScripts.RESERVE),
-      tmRenew: defineScript(redis, 'tmRenew', meteringScripts.RENEW),
-      tmRelease: defineScript(redis, 'tmRelease', meteringScripts.RELEASE),
-      tmSettle: defineScript(redis, 'tmSettle', meteringScripts.SETTLE),
-    };
+    this.run = defineScripts(redis, {
+      tmReserve: meteringScripts.RESERVE,
+      tmRenew: meteringScripts.RENEW,
+      tmRelease: meteringScripts.RELEASE,
+      tmSettle: meteringScripts.SETTLE,
+    });
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {

@@ -2,7 +2,8 @@
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
 import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
-import { defineScript, RedisModelLimits } from './redis-limits';
+import { defineScripts, type RunScript } from './define-scripts';
+import { RedisModelLimits } from './redis-limits';
 import { matchesSearch, newId } from './ids';
 import { readLedgers } from './redis-ledger';
 import { RedisKeys } from './redis-keys';
@@ -42,7 +43,6 @@ const SCRIPTS = {
   tmMigrateKey: accountScripts.MIGRATE_KEY,
 };
 type ScriptName = keyof typeof SCRIPTS;
-type RunScript = ReturnType<typeof defineScript>;
 
 export interface RedisStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
@@ -79,9 +79,7 @@ export class RedisStore implements Store {
     options: RedisStoreOptions = {},
   ) {
     this.prefix = options.prefix ?? 'tm:';
-    const run = {} as Record<ScriptName, RunScript>;
-    for (const [name, lua] of Object.entries(SCRIPTS) as [ScriptName, string][]) run[name] = defineScript(redis, name, lua);
-    this.run = run;
+    this.run = defineScripts(redis, SCRIPTS);
     this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
     this.modelLimits = new RedisModelLimits(redis, this.prefix, this.windowMs);
     const a = (accountId: string, part: string): string => this.a(accountId, part);
