@@ -38,6 +38,11 @@ for (const line of dockerfile.split('\n').map((l) => l.trim())) {
     else if (!allowed.includes(source.replace(/\/$/, ''))) problems.push(`Dockerfile: COPY ${source}: excluded by .dockerignore`);
   }
 }
+// The image runs `npm run build`: every script that build calls must be copied in before it.
+const copied = dockerfile.split('\n').filter((l) => /^COPY\s/.test(l.trim()) && !l.includes('--from='));
+for (const [, script] of JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.build.matchAll(/node (scripts\/\S+\.js)/g)) {
+  if (!copied.some((l) => l.split(/\s+/).includes(script))) problems.push(`Dockerfile: npm run build needs ${script}, which is not copied`);
+}
 // The console is built in the image's build stage; without its sources /console answers "not built".
 if (!/^COPY web \S+$/m.test(dockerfile)) problems.push('Dockerfile: the console (web/) is not copied into the build stage');
 if (!/^USER\s+(?!root\b|0\b)\S+/m.test(dockerfile)) problems.push('Dockerfile: no non-root USER');
