@@ -2,7 +2,7 @@
  * Debian's Chromium driven by playwright-core (which downloads no browser), for the console's tests: a page that
  * records requests leaving the proxy and CSP violations, an accessibility scan, and screenshots for reviewers.
  */
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -11,9 +11,24 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where screenshots go (git-ignored); docs/ keeps copies of two of them. */
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-output', 'console');
 
-export function launchBrowser(): Promise<Browser> {
+/**
+ * Starts Chromium, or fails with one line saying what is missing and how to install it: every browser suite calls this
+ * in its beforeAll, so a machine without Chromium sees that line on each of their tests, not playwright's long error.
+ * Never a skip: CI must run these tests.
+ */
+export async function launchBrowser(executablePath = CHROMIUM): Promise<Browser> {
+  try {
+    accessSync(executablePath, constants.X_OK);
+  } catch {
+    const missing = new Error(
+      `Chromium not found at ${executablePath}; the console's browser tests need it: apt-get install -y chromium (or set CHROMIUM_PATH to a Chromium)`,
+    );
+    // Jest prints the stack: make it the one line.
+    missing.stack = missing.message;
+    throw missing;
+  }
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     args: [
       '--headless',
       '--no-sandbox',
