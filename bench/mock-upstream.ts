@@ -1,6 +1,7 @@
 /**
  * A fast OpenAI-compatible upstream, run as its own process: chat completions as JSON or as SSE, answering with
  * numbered words. The benchmark's model server, and the quick start's stand-in (`npm run mock-upstream`, on :8000).
+ * Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import './gc-on-signal';
@@ -11,6 +12,8 @@ const DEFAULT_CHUNKS = 50;
 const MAX_WORDS = Number(process.env.MOCK_MAX_WORDS ?? 10_000);
 /** Prompt tokens the mock reports; the proxy charges what the upstream reports. */
 const PROMPT_TOKENS = 120;
+/** Where it listens (MOCK_PORT; 0: any free port, printed on the ready line). */
+const LISTEN_PORT = Number(process.env.MOCK_PORT ?? 8000);
 
 interface MockRequest {
   model?: unknown;
@@ -94,7 +97,7 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 8000), '127.0.0.1', () => {
+server.listen(LISTEN_PORT, '127.0.0.1', () => {
   const address = server.address();
   console.log(JSON.stringify({ ready: true, port: typeof address === 'object' && address ? address.port : 0 }));
 });

@@ -21,7 +21,8 @@ export function serverProcess(name: string, server: string, env: Record<string, 
     name,
     command: process.execPath,
     args: ['--expose-gc', ...nodeArgs, join(BUILD, `${server}.js`)],
-    env: { ...process.env, PORT: '0', ...env },
+    // PORT for the proxies, MOCK_PORT for the mock upstream.
+    env: { ...process.env, PORT: '0', MOCK_PORT: '0', ...env },
   };
 }
 
