@@ -15,8 +15,8 @@ import Redis from 'ioredis';
 import { generateKey } from '../src/http/keys';
 import { limitsSchema } from '../src/limits/limits';
 import { main as serverMain, start } from '../src/server';
-import { RedisStore } from '../src/store/redis-store';
-import type { Store } from '../src/store/types';
+import { RedisStore } from '../src/store/redis/redis-store';
+import type { Store } from '../src/store/ports/store';
 import './gc-on-signal';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 

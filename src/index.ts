@@ -2,11 +2,11 @@
 export { createTokenmeter, type Tokenmeter } from './tokenmeter';
 export { ConfigError } from './config/options';
 export type { Authenticate, ByteSize, Identity, LogLevel, SettledRecord, TokenmeterOptions } from './config/option-types';
-export { MemoryStore } from './store/memory-store';
-export { RedisStore, redisClientOptions } from './store/redis-store';
-export type { AccountRecord, AccountState, NewAccount, NewPackage } from './store/account-types';
-export type { KeyRecord, KeyState, NewKey } from './store/key-types';
-export type { Settlement, UsageRecord } from './store/metering-types';
-export type { Store, TokenPackage } from './store/types';
+export { MemoryStore } from './store/memory/memory-store';
+export { RedisStore, redisClientOptions } from './store/redis/redis-store';
+export type { AccountRecord, AccountState, NewAccount, NewPackage } from './store/records/account';
+export type { KeyRecord, KeyState, NewKey } from './store/records/key';
+export type { Settlement, UsageRecord } from './store/records/metering';
+export type { Store, TokenPackage } from './store/ports/store';
 export { generateKey } from './http/keys';
 export { ModelsFileError, type ModelEntry } from './catalog/models';

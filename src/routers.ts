@@ -13,8 +13,8 @@ import { consoleApi } from './console-api/console-api';
 import { operatorBridge } from './console-api/operator-bridge';
 import { productAdmin } from './products/product-admin';
 import { stripeClient, stripeWebhook } from './products/stripe-checkout';
-import type { CommerceStore } from './store/commerce-types';
-import type { SessionStore } from './store/session-types';
+import type { CommerceStore } from './store/records/commerce';
+import type { SessionStore } from './store/ports/session-store';
 import type { Catalog } from './catalog/models';
 import { modelsApi } from './catalog/models-api';
 import type { Authenticate } from './config/option-types';
@@ -31,7 +31,7 @@ import { metricsHandler } from './observability/metrics-endpoint';
 import { requestLog } from './observability/request-log';
 import { chatCompletions } from './proxy/chat-completions';
 import type { Upstreams } from './proxy/upstream-proxy';
-import type { Store } from './store/types';
+import type { Store } from './store/ports/store';
 
 /** The services the routers share: built once, passed in. */
 export interface MeterDeps {

@@ -14,7 +14,7 @@ import { listenOptionsSchema, meterOptionsSchema, parseOptions } from './config/
 import { ModelsFileError } from './catalog/models';
 import { createLogger, type Logger } from './observability/logger';
 import { metricsServer } from './observability/metrics-endpoint';
-import type { Store } from './store/types';
+import type { Store } from './store/ports/store';
 import { createTokenmeter, type Tokenmeter } from './tokenmeter';
 
 /** The server logs with the level the library would use, so its own lines and the library's are one stream. */

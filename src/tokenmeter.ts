@@ -13,13 +13,13 @@ import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
 import { createRouters, type MeterDeps, type Routers } from './routers';
 import { createStores, type Stores } from './store/create-store';
-import { MemoryCommerceStore } from './store/memory-commerce-store';
-import { MemorySessionStore } from './store/memory-session-store';
-import { RedisCommerceStore } from './store/redis-commerce-store';
-import { RedisSessionStore } from './store/redis-session-store';
+import { MemoryCommerceStore } from './store/memory/memory-commerce-store';
+import { MemorySessionStore } from './store/memory/memory-session-store';
+import { RedisCommerceStore } from './store/redis/redis-commerce-store';
+import { RedisSessionStore } from './store/redis/redis-session-store';
 import { instrumentStore } from './store/instrumented-store';
-import { RedisStore } from './store/redis-store';
-import type { Store } from './store/types';
+import { RedisStore } from './store/redis/redis-store';
+import type { Store } from './store/ports/store';
 
 export interface Tokenmeter extends Routers {
   /** The store, instrumented: create keys and grant packages from the host's own code. */

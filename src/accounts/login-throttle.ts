@@ -4,7 +4,7 @@
  * right, so no burst of concurrent guesses gets past the limit.
  */
 import { createHash } from 'node:crypto';
-import type { SessionStore } from '../store/session-types';
+import type { SessionStore } from '../store/ports/session-store';
 
 export interface LoginThrottleOptions {
   /** Failed attempts allowed per bucket in a window. Default 10. */

@@ -4,7 +4,7 @@
  * an account's sessions is one step.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { SessionStore } from '../store/session-types';
+import type { SessionStore } from '../store/ports/session-store';
 
 export const SESSION_COOKIE = 'tm_session';
 

@@ -11,7 +11,7 @@ import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accou
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import { pageLimit } from '../console-api/schemas';
-import type { AccountPatch, AccountState } from '../store/account-types';
+import type { AccountPatch, AccountState } from '../store/records/account';
 import { hasLimits, limitsSchema } from '../limits/limits';
 
 /** Emails are compared lower-cased and trimmed, so "Ada@Example.com " and "ada@example.com" are one account. */

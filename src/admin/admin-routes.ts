@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
 import type { Catalog } from '../catalog/models';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/types';
+import type { Store } from '../store/ports/store';
 
 export interface AdminContext {
   store: Store;

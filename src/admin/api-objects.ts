@@ -1,9 +1,9 @@
 /** The admin API's JSON objects: store records in snake_case, times as Unix seconds. */
 import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits';
-import { type AccountRecord, type AccountState } from '../store/account-types';
-import { keyStatus, type KeyRecord, type KeyState, type KeyStatus } from '../store/key-types';
-import { type UsageRecord } from '../store/metering-types';
-import { type TokenPackage, type UsageTotals } from '../store/types';
+import { type AccountRecord, type AccountState } from '../store/records/account';
+import { keyStatus, type KeyRecord, type KeyState, type KeyStatus } from '../store/records/key';
+import { type UsageRecord } from '../store/records/metering';
+import { type TokenPackage, type UsageTotals } from '../store/ports/store';
 
 export interface AccountObject {
   id: string;

@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
 import type { Logger } from '../observability/logger';
 import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
-import type { Store } from '../store/types';
+import type { Store } from '../store/ports/store';
 
 export interface ModelObject {
   id: string;

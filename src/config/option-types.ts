@@ -2,10 +2,10 @@
 import type { Request } from 'express';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from '../store/commerce-types';
-import type { Settlement } from '../store/metering-types';
-import type { SessionStore } from '../store/session-types';
-import type { Store } from '../store/types';
+import type { CommerceStore } from '../store/records/commerce';
+import type { Settlement } from '../store/records/metering';
+import type { SessionStore } from '../store/ports/session-store';
+import type { Store } from '../store/ports/store';
 
 /** Who the host says a request is from (see README "Use as middleware"). */
 export interface Identity {

@@ -7,9 +7,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Authenticate, LogLevel, SettledRecord, TokenmeterOptions } from './option-types';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from '../store/commerce-types';
-import type { SessionStore } from '../store/session-types';
-import type { Store } from '../store/types';
+import type { CommerceStore } from '../store/records/commerce';
+import type { SessionStore } from '../store/ports/session-store';
+import type { Store } from '../store/ports/store';
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
 const SIZE_MESSAGE = 'must be a size such as 1048576, 512kb or 4mb';

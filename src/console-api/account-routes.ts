@@ -15,7 +15,7 @@ import { sessionCookieValue, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/types';
+import type { Store } from '../store/ports/store';
 import { accountObject, meObject } from './objects';
 import { loginRequest, logoutRequest, registerRequest } from './schemas';
 import { sessionAccount } from './session-auth';

@@ -5,7 +5,7 @@ import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Catalog } from '../catalog/models';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/types';
+import type { Store } from '../store/ports/store';
 import { apiKeyObject } from './objects';
 import { createKeyRequest } from './schemas';
 import { hasLimits, limitsSchema } from '../limits/limits';

@@ -1,9 +1,9 @@
 /** Store records as the self-service API shows them (the shapes in schemas.ts): snake_case, Unix seconds. */
 import { limitsObject } from '../limits/limits';
-import type { Product } from '../store/commerce-types';
-import type { AccountRecord, AccountState } from '../store/account-types';
-import type { KeyRecord } from '../store/key-types';
-import type { TokenPackage } from '../store/types';
+import type { Product } from '../store/records/commerce';
+import type { AccountRecord, AccountState } from '../store/records/account';
+import type { KeyRecord } from '../store/records/key';
+import type { TokenPackage } from '../store/ports/store';
 import type * as api from './schemas';
 
 export function accountObject(a: AccountRecord): api.Account {

@@ -5,8 +5,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sessionCookieValue, stampOf, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
-import type { AccountState } from '../store/account-types';
-import type { Store } from '../store/types';
+import type { AccountState } from '../store/records/account';
+import type { Store } from '../store/ports/store';
 
 const REQUIRED = apiError('session_required', 'Log in first: this route needs a console session.');
 

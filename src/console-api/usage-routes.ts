@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { usageObject } from '../admin/api-objects';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
-import type { Store } from '../store/types';
+import type { Store } from '../store/ports/store';
 import { dailyUsageQuery, usageQuery, type DailyUsageRow } from './schemas';
 import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';

@@ -3,8 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import type { Logger } from '../observability/logger';
-import type { KeyRef } from '../store/key-types';
-import type { Store } from '../store/types';
+import type { KeyRef } from '../store/records/key';
+import type { Store } from '../store/ports/store';
 
 export interface AuthOptions {
   store: Store;

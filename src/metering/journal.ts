@@ -5,7 +5,7 @@
  */
 import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Settlement } from '../store/metering-types';
+import type { Settlement } from '../store/records/metering';
 
 type Line = { t: 'settle'; s: Settlement } | { t: 'done'; id: string };
 

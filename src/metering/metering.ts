@@ -7,8 +7,8 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Model } from '../catalog/models';
 import type { AdmitResult, LimitEnd, Limits } from '../limits/limits';
-import type { ReserveResult, Settlement } from '../store/metering-types';
-import type { Store } from '../store/types';
+import type { ReserveResult, Settlement } from '../store/records/metering';
+import type { Store } from '../store/ports/store';
 
 export interface MeterOptions {
   store: Store;

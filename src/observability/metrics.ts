@@ -3,7 +3,7 @@
  * ids or "unknown", statuses are HTTP codes, key ids appear only when METRICS_PER_KEY is on.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Settlement } from '../store/metering-types';
+import type { Settlement } from '../store/records/metering';
 
 /** From milliseconds to ten minutes: LLM requests range from refusals to long generations. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];

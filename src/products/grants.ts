@@ -1,6 +1,6 @@
 /** Turns what was bought (a product, or a code's tokens) into a package credited exactly once per once-id. */
-import type { GrantResult } from '../store/account-types';
-import type { Store, TokenPackage, UnixSeconds } from '../store/types';
+import type { GrantResult } from '../store/records/account';
+import type { Store, TokenPackage, UnixSeconds } from '../store/ports/store';
 
 export interface Purchase {
   tokens: number;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore, RedemptionCode } from '../store/commerce-types';
+import type { CommerceStore, RedemptionCode } from '../store/records/commerce';
 import { productObject } from '../console-api/objects';
 import { storeGuard } from '../console-api/store-guard';
 import { newId } from '../store/ids';

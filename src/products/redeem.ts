@@ -3,8 +3,8 @@
  * package with the once-id `code:<id>`, then mark it credited. A crash between the steps loses nothing: the same
  * account's retry resumes the claim, and the once-id keeps the credit single.
  */
-import type { CommerceStore } from '../store/commerce-types';
-import type { Store, TokenPackage } from '../store/types';
+import type { CommerceStore } from '../store/records/commerce';
+import type { Store, TokenPackage } from '../store/ports/store';
 import { hashCode } from './codes';
 import { creditOnce } from './grants';
 

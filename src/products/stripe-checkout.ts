@@ -8,8 +8,8 @@ import express, { Router, type Request, type Response } from 'express';
 import Stripe from 'stripe';
 import { apiError, sendError } from '../http/errors';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/types';
-import type { Product } from '../store/commerce-types';
+import type { Store } from '../store/ports/store';
+import type { Product } from '../store/records/commerce';
 import { storeGuard } from '../console-api/store-guard';
 import { creditOnce } from './grants';
 

@@ -2,15 +2,15 @@
 import Redis, { Cluster } from 'ioredis';
 import type { Config } from '../config/config';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from './commerce-types';
-import { MemoryCommerceStore } from './memory-commerce-store';
-import { MemorySessionStore } from './memory-session-store';
-import { MemoryStore } from './memory-store';
-import { RedisCommerceStore } from './redis-commerce-store';
-import { RedisSessionStore } from './redis-session-store';
-import { RedisStore, redisClientOptions } from './redis-store';
-import type { SessionStore } from './session-types';
-import type { Store } from './types';
+import type { CommerceStore } from './records/commerce';
+import { MemoryCommerceStore } from './memory/memory-commerce-store';
+import { MemorySessionStore } from './memory/memory-session-store';
+import { MemoryStore } from './memory/memory-store';
+import { RedisCommerceStore } from './redis/redis-commerce-store';
+import { RedisSessionStore } from './redis/redis-session-store';
+import { RedisStore, redisClientOptions } from './redis/redis-store';
+import type { SessionStore } from './ports/session-store';
+import type { Store } from './ports/store';
 
 type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
 

@@ -1,6 +1,6 @@
 /** A Store decorator that times every operation and counts failures, for the store metrics. */
 import type { Metrics } from '../observability/metrics';
-import type { Store } from './types';
+import type { Store } from './ports/store';
 
 /** Metric `op` labels that predate accounts, kept so dashboards and alerts keep working; others are snake_case. */
 const OP_LABELS: Partial<Record<keyof Store, string>> = {

@@ -8,7 +8,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/store/redis/redis-store';
 import { eventually } from '../helpers/eventually';
 import { writeModelsFile } from '../helpers/models-file';
 import { startProxyProcess, type ProxyProcess } from '../helpers/processes';

@@ -1,5 +1,5 @@
 /** The console's serving: where pages and assets answer, with which security headers, and what stays the API's. */
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/store/memory/memory-store';
 import { startProxy, type ProxyUnderTest } from '../helpers/proxy';
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/store/redis/redis-store';
 import { eventually } from '../helpers/eventually';
 import { writeModelsFile } from '../helpers/models-file';
 import { startProxyProcess, type ProxyProcess } from '../helpers/processes';

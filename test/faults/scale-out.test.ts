@@ -9,7 +9,7 @@ import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
 import type { ChatRequest } from '../../src/http/chat-request';
 import { promptTokenBound } from '../../src/metering/estimate';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/store/redis/redis-store';
 import { writeModelsFile } from '../helpers/models-file';
 import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { chatBody } from '../helpers/proxy';

@@ -1,11 +1,11 @@
 /** Builds the session and commerce stores under test: in memory, or on the test redis-server with a prefix of their own. */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { MemoryCommerceStore } from '../../src/store/memory-commerce-store';
-import { MemorySessionStore } from '../../src/store/memory-session-store';
-import { RedisCommerceStore } from '../../src/store/redis-commerce-store';
-import { redisClientOptions } from '../../src/store/redis-store';
-import { RedisSessionStore } from '../../src/store/redis-session-store';
+import { MemoryCommerceStore } from '../../src/store/memory/memory-commerce-store';
+import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
+import { RedisCommerceStore } from '../../src/store/redis/redis-commerce-store';
+import { redisClientOptions } from '../../src/store/redis/redis-store';
+import { RedisSessionStore } from '../../src/store/redis/redis-session-store';
 import type { StoreKind } from './stores';
 import { testRedisUrl } from './stores';
 

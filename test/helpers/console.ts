@@ -4,14 +4,14 @@
  */
 import request from 'supertest';
 import { hashPassword } from '../../src/accounts/password';
-import type { AccountRecord } from '../../src/store/account-types';
-import type { Store } from '../../src/store/types';
+import type { AccountRecord } from '../../src/store/records/account';
+import type { Store } from '../../src/store/ports/store';
 import { makeCommerceStore, makeSessionStore, type Under } from './console-stores';
 import { startProxy, type ProxyUnderTest } from './proxy';
 import { makeStore, type StoreKind, type StoreUnderTest } from './stores';
 import { startUpstream, type TestUpstream } from './upstream';
-import type { CommerceStore } from '../../src/store/commerce-types';
-import type { SessionStore } from '../../src/store/session-types';
+import type { CommerceStore } from '../../src/store/records/commerce';
+import type { SessionStore } from '../../src/store/ports/session-store';
 
 export const ADMIN_TOKEN = 'console-test-admin-token';
 export const PASSWORD = 'correct horse battery';

@@ -10,11 +10,11 @@ import { Meter } from '../../src/metering/metering';
 import { Metrics } from '../../src/observability/metrics';
 import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
-import type { Store } from '../../src/store/types';
-import type { CommerceStore } from '../../src/store/commerce-types';
-import { MemoryCommerceStore } from '../../src/store/memory-commerce-store';
-import { MemorySessionStore } from '../../src/store/memory-session-store';
-import type { SessionStore } from '../../src/store/session-types';
+import type { Store } from '../../src/store/ports/store';
+import type { CommerceStore } from '../../src/store/records/commerce';
+import { MemoryCommerceStore } from '../../src/store/memory/memory-commerce-store';
+import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
+import type { SessionStore } from '../../src/store/ports/session-store';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
 import { assemble } from '../../src/tokenmeter';
 

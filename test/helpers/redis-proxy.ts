@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/store/redis/redis-store';
 import { startProxyProcess, type ProxyProcess } from './processes';
 import { testRedisUrl } from './stores';
 

@@ -1,9 +1,9 @@
 /** Builds the stores under test: a MemoryStore, or a RedisStore on the test redis-server with a prefix of its own. */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { MemoryStore } from '../../src/store/memory-store';
-import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
-import type { Store } from '../../src/store/types';
+import { MemoryStore } from '../../src/store/memory/memory-store';
+import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
+import type { Store } from '../../src/store/ports/store';
 import { generateKey } from '../../src/http/keys';
 import type { Limits } from '../../src/limits/limits';
 

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Journal } from '../../src/metering/journal';
-import type { Settlement } from '../../src/store/metering-types';
+import type { Settlement } from '../../src/store/records/metering';
 
 const settlement = (requestId: string): Settlement => ({
   accountId: 'acc_a',

@@ -8,7 +8,7 @@ import { startUpstream, streamReply, jsonReply, words, type TestUpstream, type B
 import type { ChatRequest } from '../../src/http/chat-request';
 import { estimatePromptTokens, promptTokenBound } from '../../src/metering/estimate';
 import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/proxy';
-import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
+import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import Redis from 'ioredis';
 import { testRedisUrl } from '../helpers/stores';
 

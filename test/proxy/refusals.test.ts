@@ -5,7 +5,7 @@ import Redis from 'ioredis';
 import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
 import { startProxy, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
-import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
+import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import { generateKey } from '../../src/http/keys';
 import { freePort } from '../helpers/redis-server';
 

@@ -4,7 +4,7 @@
  */
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import type { Limits } from '../../src/limits/limits';
-import type { ReserveRequest, ReserveResult, Settlement } from '../../src/store/metering-types';
+import type { ReserveRequest, ReserveResult, Settlement } from '../../src/store/records/metering';
 
 type Key = { id: string; accountId: string };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,7 @@
 /** The accounts half of the store contract, run on both stores: accounts, their keys and caps, idempotent grants. */
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import type { ReserveRequest, Settlement } from '../../src/store/metering-types';
-import type { Store } from '../../src/store/types';
+import type { ReserveRequest, Settlement } from '../../src/store/records/metering';
+import type { Store } from '../../src/store/ports/store';
 
 type Key = { id: string | null; accountId: string };
 

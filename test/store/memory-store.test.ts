@@ -1,6 +1,6 @@
 /** What only the memory store does: it bounds its heap, keeping the newest usage records and exact totals. */
-import { MemoryStore } from '../../src/store/memory-store';
-import type { Settlement } from '../../src/store/metering-types';
+import { MemoryStore } from '../../src/store/memory/memory-store';
+import type { Settlement } from '../../src/store/records/metering';
 import { keyWithTokens } from '../helpers/stores';
 
 /** A settled request of 1 + 1 tokens, charged 2. */

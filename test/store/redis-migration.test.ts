@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { RedisStore, redisClientOptions } from '../../src/store/redis-store';
+import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import { LegacyStore } from '../helpers/legacy-store';
 import { testRedisUrl } from '../helpers/stores';
-import type { Settlement } from '../../src/store/metering-types';
+import type { Settlement } from '../../src/store/records/metering';
 
 const settled = (keyId: string, requestId: string, charged: number): Settlement => ({
   accountId: keyId,

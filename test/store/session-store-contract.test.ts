@@ -1,7 +1,7 @@
 /** One contract, two session stores: MemorySessionStore and RedisSessionStore (on a real redis-server) behave the same. */
 import { makeSessionStore, type Under } from '../helpers/console-stores';
 import { storeKinds } from '../helpers/stores';
-import type { SessionStore } from '../../src/store/session-types';
+import type { SessionStore } from '../../src/store/ports/session-store';
 
 const HOUR = 3_600_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

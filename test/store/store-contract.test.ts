@@ -1,8 +1,8 @@
 /** One contract, two stores: MemoryStore and RedisStore (on a real redis-server) must behave the same. */
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import type { GrantResult } from '../../src/store/account-types';
-import type { ReserveRequest, Settlement, UsageQuery } from '../../src/store/metering-types';
-import type { TokenPackage } from '../../src/store/types';
+import type { GrantResult } from '../../src/store/records/account';
+import type { ReserveRequest, Settlement, UsageQuery } from '../../src/store/records/metering';
+import type { TokenPackage } from '../../src/store/ports/store';
 
 /** A key as the helpers return it: its id and its account's. */
 type Key = { id: string; accountId: string };

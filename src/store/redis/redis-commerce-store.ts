@@ -1,7 +1,7 @@
 /** The shared commerce store on Redis (or Redis Cluster): products and redemption codes, one script per change. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import * as scripts from './commerce-scripts';
+import * as scripts from './scripts/commerce-scripts';
 import type {
   ClaimResult,
   CommerceStore,
@@ -11,9 +11,9 @@ import type {
   Product,
   ProductPatch,
   RedemptionCode,
-} from './commerce-types';
+} from '../records/commerce';
 import { defineScripts } from './define-scripts';
-import { newId } from './ids';
+import { newId } from '../ids';
 
 export interface RedisCommerceStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */

@@ -1,9 +1,9 @@
 /** The memory store's internal records of accounts and keys, and the pure helpers that read and update them. */
-import type { LimitWindow } from '../limits/limit-window';
-import type { AccountRecord } from './account-types';
-import type { KeyRecord } from './key-types';
-import type { Settlement, UsageRecord } from './metering-types';
-import type { TokenPackage, UsageTotals } from './types';
+import type { LimitWindow } from '../../limits/limit-window';
+import type { AccountRecord } from '../records/account';
+import type { KeyRecord } from '../records/key';
+import type { Settlement, UsageRecord } from '../records/metering';
+import type { TokenPackage, UsageTotals } from '../ports/store';
 
 export interface Account {
   record: AccountRecord;

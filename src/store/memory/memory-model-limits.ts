@@ -1,6 +1,6 @@
 /** The memory store's model level of rate and concurrency limits: one limit window per model, dropped when idle. */
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
-import { LimitWindow } from '../limits/limit-window';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../../limits/limits';
+import { LimitWindow } from '../../limits/limit-window';
 
 export class MemoryModelLimits {
   /** Model id -> its limit windows; dropped when nothing is held. */

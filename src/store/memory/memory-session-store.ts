@@ -1,5 +1,5 @@
 /** The embedded session store: sessions and throttle windows in this process's memory (one process only). */
-import type { AttemptResult, NewSession, SessionRecord, SessionStore } from './session-types';
+import type { AttemptResult, NewSession, SessionRecord, SessionStore } from '../ports/session-store';
 
 interface Session {
   created: number;

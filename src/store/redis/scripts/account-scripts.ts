@@ -3,7 +3,7 @@
  * key's state, and migrating a key from before accounts (layout and shared prologue: scripts.ts).
  */
 import { ACCOUNT_LEVELS } from './limit-scripts';
-import { NOW_AND_PURGE } from './scripts';
+import { NOW_AND_PURGE } from './layout';
 
 /**
  * GRANT: adds a package to an existing account; any debt is paid from it first. With an idempotency id (ARGV once,

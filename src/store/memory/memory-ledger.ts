@@ -1,7 +1,7 @@
 /** The memory store's usage ledger: cursors shaped like Redis stream ids, and reading records across accounts. */
-import { compareCursor } from './ids';
+import { compareCursor } from '../ids';
 import type { Account } from './memory-records';
-import type { UsageQuery, UsageRecord } from './metering-types';
+import type { UsageQuery, UsageRecord } from '../records/metering';
 
 export class LedgerCursors {
   private lastCursorMs = 0;

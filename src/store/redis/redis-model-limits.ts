@@ -1,8 +1,8 @@
 /** The Redis store's model-level limits (limit-scripts.ts), and the one place their replies' shapes are checked. */
 import type { Cluster, Redis } from 'ioredis';
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitKind, LimitLevel, LimitRefusal, Limits } from '../limits/limits';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitKind, LimitLevel, LimitRefusal, Limits } from '../../limits/limits';
 import { defineScripts } from './define-scripts';
-import * as limitScripts from './limit-scripts';
+import * as limitScripts from './scripts/limit-scripts';
 
 /** A limit script's reply of a shape none of ours returns. */
 export class LimitReplyError extends Error {

@@ -3,7 +3,7 @@
  * (layout and shared prologue: scripts.ts).
  */
 import { ACCOUNT_LEVELS } from './limit-scripts';
-import { NOW_AND_PURGE } from './scripts';
+import { NOW_AND_PURGE } from './layout';
 
 /**
  * RESERVE: checks the key (when there is one) is live and allowed the model and the account is active, then

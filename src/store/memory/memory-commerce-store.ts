@@ -8,8 +8,8 @@ import type {
   Product,
   ProductPatch,
   RedemptionCode,
-} from './commerce-types';
-import { newId } from './ids';
+} from '../records/commerce';
+import { newId } from '../ids';
 
 export class MemoryCommerceStore implements CommerceStore {
   private readonly products = new Map<string, Product>();

@@ -4,7 +4,7 @@
  * model level of rate and concurrency limits. The records it speaks of live in account-types.ts, key-types.ts and
  * metering-types.ts; this file keeps the Store interface and the basics they share.
  */
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../../limits/limits';
 import type {
   AccountPatch,
   AccountQuery,
@@ -15,9 +15,9 @@ import type {
   GrantResult,
   NewAccount,
   NewPackage,
-} from './account-types';
-import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from './key-types';
-import type { ReserveRequest, ReserveResult, Settlement, SettleResult, UsageQuery, UsageRecord } from './metering-types';
+} from '../records/account';
+import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
+import type { ReserveRequest, ReserveResult, Settlement, SettleResult, UsageQuery, UsageRecord } from '../records/metering';
 
 /** Unix seconds. */
 export type UnixSeconds = number;

@@ -5,8 +5,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { defineScripts } from './define-scripts';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
-import * as meteringScripts from './metering-scripts';
-import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from './metering-types';
+import * as meteringScripts from './scripts/metering-scripts';
+import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 
 export class RedisMetering {
   private readonly run;

@@ -2,10 +2,10 @@
  * The memory store's metering path: reserve, renew, release and settle on the store's accounts and keys, each one
  * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold.
  */
-import { admitAll, LimitWindow, type HeldLevel } from '../limits/limit-window';
+import { admitAll, LimitWindow, type HeldLevel } from '../../limits/limit-window';
 import { LedgerCursors } from './memory-ledger';
 import { addUsage, capLeft, type Account, type Key } from './memory-records';
-import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from './metering-types';
+import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
 
 export interface MeteringOptions {
   now: () => number;

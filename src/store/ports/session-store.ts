@@ -2,7 +2,7 @@
  * The session store contract: console sign-in sessions (kept by a hash of their id, with an idle expiry) and the
  * failed-login counters that throttle password guessing, shared by every process.
  */
-import type { UnixSeconds } from './types';
+import type { UnixSeconds } from './store';
 
 export interface SessionRecord {
   accountId: string;

@@ -3,10 +3,10 @@
  * hash and key id to account) that live outside the accounts' slots.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { encodeLimits } from '../limits/limits';
-import * as accountScripts from './account-scripts';
-import { newId } from './ids';
-import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from './key-types';
+import { encodeLimits } from '../../limits/limits';
+import * as accountScripts from './scripts/account-scripts';
+import { newId } from '../ids';
+import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { defineScripts } from './define-scripts';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
 

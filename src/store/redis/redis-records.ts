@@ -1,10 +1,10 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
-import { decodeLimits, type LevelUse } from '../limits/limits';
-import { parseLevelUse, parseRefusal } from './redis-limits';
-import type { AccountRecord, AccountState } from './account-types';
-import type { KeyRecord, KeyState } from './key-types';
-import type { ReserveResult, UsageRecord } from './metering-types';
-import type { TokenPackage, UsageTotals } from './types';
+import { decodeLimits, type LevelUse } from '../../limits/limits';
+import { parseLevelUse, parseRefusal } from './redis-model-limits';
+import type { AccountRecord, AccountState } from '../records/account';
+import type { KeyRecord, KeyState } from '../records/key';
+import type { ReserveResult, UsageRecord } from '../records/metering';
+import type { TokenPackage, UsageTotals } from '../ports/store';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
 export class StoreReplyError extends Error {

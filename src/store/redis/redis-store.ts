@@ -1,16 +1,16 @@
 /** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's slot. */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../limits/limits';
-import { DEFAULT_WINDOW_MS, encodeLimits } from '../limits/limits';
+import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../../limits/limits';
+import { DEFAULT_WINDOW_MS, encodeLimits } from '../../limits/limits';
 import { defineScripts, type RunScript } from './define-scripts';
-import { RedisModelLimits } from './redis-limits';
-import { matchesSearch, newId } from './ids';
+import { RedisModelLimits } from './redis-model-limits';
+import { matchesSearch, newId } from '../ids';
 import { readLedgers } from './redis-ledger';
 import { RedisKeys } from './redis-keys';
 import { RedisMetering } from './redis-metering';
 import { migrateLegacyKeys } from './redis-migration';
 import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
-import * as accountScripts from './account-scripts';
+import * as accountScripts from './scripts/account-scripts';
 import {
   type AccountPatch,
   type AccountQuery,
@@ -21,8 +21,8 @@ import {
   type GrantResult,
   type NewAccount,
   type NewPackage,
-} from './account-types';
-import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from './key-types';
+} from '../records/account';
+import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from '../records/key';
 import {
   type ReserveRequest,
   type ReserveResult,
@@ -30,8 +30,8 @@ import {
   type SettleResult,
   type UsageQuery,
   type UsageRecord,
-} from './metering-types';
-import { type Store } from './types';
+} from '../records/metering';
+import { type Store } from '../ports/store';
 
 export { StoreReplyError, parseReserveReply } from './redis-records';
 

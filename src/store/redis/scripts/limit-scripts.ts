@@ -9,7 +9,7 @@
  *   L:lc  ZSET  request id -> lease deadline (ms): requests in flight, for max_concurrent
  * Limits come as ARGV numbers, 0 meaning "no such limit". Every key expires once idle (a window, or a lease).
  */
-import { CONCURRENCY_RETRY_MS } from '../limits/limit-window';
+import { CONCURRENCY_RETRY_MS } from '../../../limits/limit-window';
 
 /**
  * The level functions. lim_check refuses without changing anything; lim_commit counts an admitted request; so a

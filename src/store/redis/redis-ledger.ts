@@ -1,9 +1,9 @@
 /** Reading the usage ledger (one Redis stream per account), filtered, paged by cursor, oldest first. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import { compareCursor } from './ids';
+import { compareCursor } from '../ids';
 import { parseUsageEntry } from './redis-records';
-import type { UsageQuery, UsageRecord } from './metering-types';
+import type { UsageQuery, UsageRecord } from '../records/metering';
 
 /** The matching records of these accounts' ledgers, merged in cursor order. */
 export async function readLedgers(

@@ -2,7 +2,7 @@
  * The commerce store contract: the product center's products (token packages for sale) and redemption codes
  * (stored by hash, claimed once). Crediting the package itself is the main store's `grantPackage` with a once-id.
  */
-import type { UnixSeconds } from './types';
+import type { UnixSeconds } from '../ports/store';
 
 export interface Product {
   id: string;

@@ -3,9 +3,9 @@
  * records per account). Each method's check-and-change runs synchronously, so it is atomic in
  * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
  */
-import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../limits/limits';
-import { LimitWindow } from '../limits/limit-window';
-import { matchesSearch, newId } from './ids';
+import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../../limits/limits';
+import { LimitWindow } from '../../limits/limit-window';
+import { matchesSearch, newId } from '../ids';
 import { readLedgers } from './memory-ledger';
 import { MemoryMetering } from './memory-metering';
 import { capLeft, copyKey, zeroTotals, type Account, type Key } from './memory-records';
@@ -20,8 +20,8 @@ import {
   type GrantResult,
   type NewAccount,
   type NewPackage,
-} from './account-types';
-import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from './key-types';
+} from '../records/account';
+import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from '../records/key';
 import {
   type ReserveRequest,
   type ReserveResult,
@@ -29,8 +29,8 @@ import {
   type SettleResult,
   type UsageQuery,
   type UsageRecord,
-} from './metering-types';
-import { type Store, type TokenPackage } from './types';
+} from '../records/metering';
+import { type Store, type TokenPackage } from '../ports/store';
 
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */
