@@ -7,6 +7,7 @@ export { RedisStore, redisClientOptions } from './store/redis/redis-store';
 export type { AccountRecord, AccountState, NewAccount, NewPackage } from './store/records/account';
 export type { KeyRecord, KeyState, NewKey } from './store/records/key';
 export type { Settlement, UsageRecord } from './store/records/metering';
-export type { Store, TokenPackage } from './store/ports/store';
+export type { Store } from './store/ports/store';
+export type { TokenPackage } from './store/records/common';
 export { generateKey } from './http/keys';
 export { ModelsFileError, type ModelEntry } from './catalog/models';

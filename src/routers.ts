@@ -13,7 +13,7 @@ import { consoleApi } from './console-api/console-api';
 import { operatorBridge } from './console-api/operator-bridge';
 import { productAdmin } from './products/product-admin';
 import { stripeClient, stripeWebhook } from './products/stripe-checkout';
-import type { CommerceStore } from './store/records/commerce';
+import type { CommerceStore } from './store/ports/commerce-store';
 import type { SessionStore } from './store/ports/session-store';
 import type { Catalog } from './catalog/models';
 import { modelsApi } from './catalog/models-api';

@@ -3,7 +3,7 @@ import { limitsObject, type LevelUse, type LimitsInput } from '../limits/limits'
 import { type AccountRecord, type AccountState } from '../store/records/account';
 import { keyStatus, type KeyRecord, type KeyState, type KeyStatus } from '../store/records/key';
 import { type UsageRecord } from '../store/records/metering';
-import { type TokenPackage, type UsageTotals } from '../store/ports/store';
+import { type TokenPackage, type UsageTotals } from '../store/records/common';
 
 export interface AccountObject {
   id: string;

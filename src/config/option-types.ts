@@ -2,7 +2,7 @@
 import type { Request } from 'express';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from '../store/records/commerce';
+import type { CommerceStore } from '../store/ports/commerce-store';
 import type { Settlement } from '../store/records/metering';
 import type { SessionStore } from '../store/ports/session-store';
 import type { Store } from '../store/ports/store';

@@ -7,7 +7,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Authenticate, LogLevel, SettledRecord, TokenmeterOptions } from './option-types';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from '../store/records/commerce';
+import type { CommerceStore } from '../store/ports/commerce-store';
 import type { SessionStore } from '../store/ports/session-store';
 import type { Store } from '../store/ports/store';
 

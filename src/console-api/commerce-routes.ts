@@ -6,7 +6,7 @@ import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
 import { redeemCode } from '../products/redeem';
 import { createCheckout } from '../products/stripe-checkout';
-import type { CommerceStore } from '../store/records/commerce';
+import type { CommerceStore } from '../store/ports/commerce-store';
 import type { Store } from '../store/ports/store';
 import { packageObject, productObject } from './objects';
 import { checkoutRequest, redeemRequest } from './schemas';

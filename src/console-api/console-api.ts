@@ -11,7 +11,7 @@ import type { Catalog } from '../catalog/models';
 import { modelObject } from '../catalog/models-api';
 import { apiError, sendError } from '../http/errors';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from '../store/records/commerce';
+import type { CommerceStore } from '../store/ports/commerce-store';
 import type { SessionStore } from '../store/ports/session-store';
 import type { Store } from '../store/ports/store';
 import { accountRoutes } from './account-routes';

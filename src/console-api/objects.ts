@@ -3,7 +3,7 @@ import { limitsObject } from '../limits/limits';
 import type { Product } from '../store/records/commerce';
 import type { AccountRecord, AccountState } from '../store/records/account';
 import type { KeyRecord } from '../store/records/key';
-import type { TokenPackage } from '../store/ports/store';
+import type { TokenPackage } from '../store/records/common';
 import type * as api from './schemas';
 
 export function accountObject(a: AccountRecord): api.Account {

@@ -1,6 +1,7 @@
 /** Turns what was bought (a product, or a code's tokens) into a package credited exactly once per once-id. */
 import type { GrantResult } from '../store/records/account';
-import type { Store, TokenPackage, UnixSeconds } from '../store/ports/store';
+import type { Store } from '../store/ports/store';
+import type { TokenPackage, UnixSeconds } from '../store/records/common';
 
 export interface Purchase {
   tokens: number;

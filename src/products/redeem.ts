@@ -3,8 +3,9 @@
  * package with the once-id `code:<id>`, then mark it credited. A crash between the steps loses nothing: the same
  * account's retry resumes the claim, and the once-id keeps the credit single.
  */
-import type { CommerceStore } from '../store/records/commerce';
-import type { Store, TokenPackage } from '../store/ports/store';
+import type { CommerceStore } from '../store/ports/commerce-store';
+import type { Store } from '../store/ports/store';
+import type { TokenPackage } from '../store/records/common';
 import { hashCode } from './codes';
 import { creditOnce } from './grants';
 

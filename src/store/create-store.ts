@@ -2,7 +2,7 @@
 import Redis, { Cluster } from 'ioredis';
 import type { Config } from '../config/config';
 import type { Logger } from '../observability/logger';
-import type { CommerceStore } from './records/commerce';
+import type { CommerceStore } from './ports/commerce-store';
 import { MemoryCommerceStore } from './memory/memory-commerce-store';
 import { MemorySessionStore } from './memory/memory-session-store';
 import { MemoryStore } from './memory/memory-store';

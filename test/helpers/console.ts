@@ -10,7 +10,7 @@ import { makeCommerceStore, makeSessionStore, type Under } from './console-store
 import { startProxy, type ProxyUnderTest } from './proxy';
 import { makeStore, type StoreKind, type StoreUnderTest } from './stores';
 import { startUpstream, type TestUpstream } from './upstream';
-import type { CommerceStore } from '../../src/store/records/commerce';
+import type { CommerceStore } from '../../src/store/ports/commerce-store';
 import type { SessionStore } from '../../src/store/ports/session-store';
 
 export const ADMIN_TOKEN = 'console-test-admin-token';

@@ -11,7 +11,7 @@ import { Metrics } from '../../src/observability/metrics';
 import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
 import type { Store } from '../../src/store/ports/store';
-import type { CommerceStore } from '../../src/store/records/commerce';
+import type { CommerceStore } from '../../src/store/ports/commerce-store';
 import { MemoryCommerceStore } from '../../src/store/memory/memory-commerce-store';
 import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
 import type { SessionStore } from '../../src/store/ports/session-store';

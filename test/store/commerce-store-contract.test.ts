@@ -1,7 +1,8 @@
 /** One contract, two commerce stores: MemoryCommerceStore and RedisCommerceStore (on a real redis-server) behave the same. */
 import { makeCommerceStore, type Under } from '../helpers/console-stores';
 import { storeKinds } from '../helpers/stores';
-import type { CommerceStore, NewProduct, NewRedemptionCode } from '../../src/store/records/commerce';
+import type { CommerceStore } from '../../src/store/ports/commerce-store';
+import type { NewProduct, NewRedemptionCode } from '../../src/store/records/commerce';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,7 @@
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import type { GrantResult } from '../../src/store/records/account';
 import type { ReserveRequest, Settlement, UsageQuery } from '../../src/store/records/metering';
-import type { TokenPackage } from '../../src/store/ports/store';
+import type { TokenPackage } from '../../src/store/records/common';
 
 /** A key as the helpers return it: its id and its account's. */
 type Key = { id: string; accountId: string };

@@ -1,7 +1,6 @@
 /** The embedded commerce store: products and redemption codes in this process's memory (one process only). */
 import type {
   ClaimResult,
-  CommerceStore,
   CreateProductResult,
   NewProduct,
   NewRedemptionCode,
@@ -9,6 +8,7 @@ import type {
   ProductPatch,
   RedemptionCode,
 } from '../records/commerce';
+import type { CommerceStore } from '../ports/commerce-store';
 import { newId } from '../ids';
 
 export class MemoryCommerceStore implements CommerceStore {

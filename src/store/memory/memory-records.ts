@@ -3,7 +3,7 @@ import type { LimitWindow } from '../../limits/limit-window';
 import type { AccountRecord } from '../records/account';
 import type { KeyRecord } from '../records/key';
 import type { Settlement, UsageRecord } from '../records/metering';
-import type { TokenPackage, UsageTotals } from '../ports/store';
+import type { TokenPackage, UsageTotals } from '../records/common';
 
 export interface Account {
   record: AccountRecord;

@@ -1,5 +1,6 @@
 /** The embedded session store: sessions and throttle windows in this process's memory (one process only). */
-import type { AttemptResult, NewSession, SessionRecord, SessionStore } from '../ports/session-store';
+import type { AttemptResult, NewSession, SessionRecord } from '../records/session';
+import type { SessionStore } from '../ports/session-store';
 
 interface Session {
   created: number;

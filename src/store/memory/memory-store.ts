@@ -30,7 +30,8 @@ import {
   type UsageQuery,
   type UsageRecord,
 } from '../records/metering';
-import { type Store, type TokenPackage } from '../ports/store';
+import { type Store } from '../ports/store';
+import { type TokenPackage } from '../records/common';
 
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */

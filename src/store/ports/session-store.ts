@@ -1,28 +1,8 @@
 /**
- * The session store contract: console sign-in sessions (kept by a hash of their id, with an idle expiry) and the
- * failed-login counters that throttle password guessing, shared by every process.
+ * The session port, for the console's sign-in and its login throttle (src/accounts/): sessions kept by a hash of their
+ * id, with an idle expiry, and the failed-login counters that throttle password guessing, shared by every process.
  */
-import type { UnixSeconds } from './store';
-
-export interface SessionRecord {
-  accountId: string;
-  created: UnixSeconds;
-  /** When the session was last used; it ends `idleMs` after this. */
-  lastSeen: UnixSeconds;
-  /** What the session was started under (a digest of the password hash): a changed password ends the session. */
-  stamp: string;
-}
-
-export interface NewSession {
-  accountId: string;
-  /** SHA-256 of the session id, hex: the id itself is never stored. */
-  hash: string;
-  /** The session ends after this long unused. */
-  idleMs: number;
-  stamp: string;
-}
-
-export type AttemptResult = { allowed: true } | { allowed: false; /** until the window ends */ retryAfterMs: number };
+import type { AttemptResult, NewSession, SessionRecord } from '../records/session';
 
 /**
  * Every operation is atomic: in Redis one Lua script on one slot (an account's sessions share its hash tag), in

@@ -1,6 +1,6 @@
 /** What the store keeps of an account (who it is, its limits, its money) and of the packages granted to it. */
 import type { LevelUse, Limits } from '../../limits/limits';
-import type { TokenPackage, UnixSeconds, UsageTotals } from '../ports/store';
+import type { TokenPackage, UnixSeconds, UsageTotals } from './common';
 
 export type AccountRole = 'member' | 'admin';
 export type AccountStatus = 'active' | 'disabled';

@@ -1,8 +1,5 @@
-/**
- * The commerce store contract: the product center's products (token packages for sale) and redemption codes
- * (stored by hash, claimed once). Crediting the package itself is the main store's `grantPackage` with a once-id.
- */
-import type { UnixSeconds } from '../ports/store';
+/** What the commerce store keeps: the product center's products (token packages for sale) and redemption codes. */
+import type { UnixSeconds } from './common';
 
 export interface Product {
   id: string;
@@ -50,30 +47,3 @@ export interface NewRedemptionCode {
 export type ClaimResult =
   /** Claimed for this account; `resumed`: it was already, by an attempt whose credit was not confirmed. */
   { kind: 'claimed'; code: RedemptionCode; resumed: boolean } | { kind: 'used' } | { kind: 'expired' } | { kind: 'unknown' };
-
-/**
- * Every check-and-change is atomic: in Redis one Lua script on one slot, in memory one synchronous step. A thrown
- * error means the store is unreachable.
- */
-export interface CommerceStore {
-  createProduct(input: NewProduct): Promise<CreateProductResult>;
-  getProduct(id: string): Promise<Product | undefined>;
-  /** Every product, in creation order. */
-  listProducts(): Promise<Product[]>;
-  /** Undefined when there is no such product. */
-  updateProduct(id: string, patch: ProductPatch): Promise<Product | undefined>;
-
-  createCodes(codes: NewRedemptionCode[]): Promise<RedemptionCode[]>;
-  /** Every code, oldest first. */
-  listCodes(): Promise<RedemptionCode[]>;
-  /**
-   * Claims the code with this hash for an account: exactly one account ever claims a code, however many try at
-   * once on however many processes. The same account claiming again before `markCredited` gets it back (resumed),
-   * so a crash between claim and credit loses nothing.
-   */
-  claimCode(hash: string, accountId: string): Promise<ClaimResult>;
-  /** Records that the claimed code's package was credited; later claims answer `used`. */
-  markCredited(codeId: string): Promise<void>;
-
-  close(): Promise<void>;
-}

@@ -1,6 +1,6 @@
 /** What the store keeps of an API key: its record, its state (balance, cap, usage), and its status now. */
 import type { LevelUse, Limits } from '../../limits/limits';
-import type { TokenPackage, UnixSeconds, UsageTotals } from '../ports/store';
+import type { TokenPackage, UnixSeconds, UsageTotals } from './common';
 
 export interface KeyRecord {
   id: string;

@@ -1,6 +1,6 @@
 /** The metering path's requests and answers: reserving, settling, and the usage ledger records settlement writes. */
 import type { LevelUse, LimitRefusal } from '../../limits/limits';
-import type { UnixSeconds } from '../ports/store';
+import type { UnixSeconds } from './common';
 
 export interface ReserveRequest {
   accountId: string;

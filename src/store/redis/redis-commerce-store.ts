@@ -4,7 +4,6 @@ import type { Cluster } from 'ioredis';
 import * as scripts from './scripts/commerce-scripts';
 import type {
   ClaimResult,
-  CommerceStore,
   CreateProductResult,
   NewProduct,
   NewRedemptionCode,
@@ -12,6 +11,7 @@ import type {
   ProductPatch,
   RedemptionCode,
 } from '../records/commerce';
+import type { CommerceStore } from '../ports/commerce-store';
 import { defineScripts } from './define-scripts';
 import { newId } from '../ids';
 

@@ -4,7 +4,7 @@ import { parseLevelUse, parseRefusal } from './redis-model-limits';
 import type { AccountRecord, AccountState } from '../records/account';
 import type { KeyRecord, KeyState } from '../records/key';
 import type { ReserveResult, UsageRecord } from '../records/metering';
-import type { TokenPackage, UsageTotals } from '../ports/store';
+import type { TokenPackage, UsageTotals } from '../records/common';
 
 /** A reply of a shape no script of ours returns: the store is not the one we think it is. */
 export class StoreReplyError extends Error {

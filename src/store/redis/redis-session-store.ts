@@ -3,7 +3,8 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { defineScripts } from './define-scripts';
 import * as scripts from './scripts/session-scripts';
-import type { AttemptResult, NewSession, SessionRecord, SessionStore } from '../ports/session-store';
+import type { AttemptResult, NewSession, SessionRecord } from '../records/session';
+import type { SessionStore } from '../ports/session-store';
 
 export interface RedisSessionStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */

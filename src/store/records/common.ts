@@ -1,0 +1,18 @@
+/** The basics the store's records share: time, token packages and usage totals. */
+/** Unix seconds. */
+export type UnixSeconds = number;
+
+export interface TokenPackage {
+  id: string;
+  tokens: number;
+  remaining: number;
+  expiresAt: UnixSeconds | null;
+  created: UnixSeconds;
+}
+
+export interface UsageTotals {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  chargedTokens: number;
+}
