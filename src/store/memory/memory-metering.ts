@@ -1,42 +1,47 @@
 /**
- * The memory store's metering path: reserve, renew, release and settle on the store's accounts and keys, each one
- * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold.
+ * The memory store's accounts and keys, and its metering path over them: reserve, renew, release and settle, each one
+ * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold. The layer
+ * of MemoryStore (memory-store.ts) above the model limits; the key and account layers build on its state.
  */
 import { admitAll, LimitWindow, type HeldLevel } from '../../limits/limit-window';
-import { LedgerCursors } from './memory-ledger';
-import { addUsage, capLeft, type Account, type Key } from './memory-records';
+import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
+import { LedgerCursors } from './memory-ledger';
+import { MemoryModelLimits } from './memory-model-limits';
+import { addUsage, capLeft, type Account, type Key } from './memory-records';
 
-export interface MeteringOptions {
-  now: () => number;
-  ledgerLimit: number;
-  dedupMs: number;
-  windowMs: number;
+export interface MemoryStoreOptions {
+  /** The clock, in ms. Default Date.now. */
+  now?: () => number;
+  /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
+  ledgerLimit?: number;
+  /**
+   * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
+   * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
+   */
+  settleDedupSeconds?: number;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
 }
 
-export class MemoryMetering {
-  private readonly now: () => number;
+export abstract class MemoryMetering extends MemoryModelLimits implements MeteringStore {
+  protected readonly accounts = new Map<string, Account>();
+  protected readonly keys = new Map<string, Key>();
   private readonly ledgerLimit: number;
   private readonly dedupMs: number;
-  private readonly windowMs: number;
   private readonly cursors = new LedgerCursors();
 
-  constructor(
-    private readonly accounts: Map<string, Account>,
-    private readonly keys: Map<string, Key>,
-    options: MeteringOptions,
-  ) {
-    this.now = options.now;
-    this.ledgerLimit = options.ledgerLimit;
-    this.dedupMs = options.dedupMs;
-    this.windowMs = options.windowMs;
+  constructor(options: MemoryStoreOptions = {}) {
+    super(options);
+    this.ledgerLimit = options.ledgerLimit ?? 10_000;
+    this.dedupMs = (options.settleDedupSeconds ?? 600) * 1000;
   }
 
-  private seconds(): number {
+  protected seconds(): number {
     return Math.floor(this.now() / 1000);
   }
 
-  reserve(r: ReserveRequest): ReserveResult {
+  async reserve(r: ReserveRequest): Promise<ReserveResult> {
     const acc = this.accounts.get(r.accountId);
     const key = r.keyId === null ? undefined : this.keys.get(r.keyId);
     if (r.keyId !== null) {
@@ -77,7 +82,7 @@ export class MemoryMetering {
     return admitted ? { kind: 'reserved', allowance: per, amount, limitUse: admitted.uses } : { kind: 'reserved', allowance: per, amount };
   }
 
-  renew(accountId: string, requestId: string, leaseMs: number): boolean {
+  async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
     const acc = this.accounts.get(accountId);
     const held = acc?.reservations.get(requestId);
     if (!acc || !held) return false;
@@ -87,7 +92,7 @@ export class MemoryMetering {
     return true;
   }
 
-  release(accountId: string, requestId: string): void {
+  async release(accountId: string, requestId: string): Promise<void> {
     const acc = this.accounts.get(accountId);
     const held = acc?.reservations.get(requestId);
     if (!acc || !held) return;
@@ -95,7 +100,7 @@ export class MemoryMetering {
     this.dropReservation(acc, requestId);
   }
 
-  settle(s: Settlement): SettleResult {
+  async settle(s: Settlement): Promise<SettleResult> {
     const acc = this.accounts.get(s.accountId);
     if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
     const nowMs = this.now();
@@ -131,14 +136,17 @@ export class MemoryMetering {
     return 'settled';
   }
 
-  available(acc: Account): number {
+  async ping(): Promise<void> {}
+
+  /** What the account offers now: unexpired package remainders, less debt and open reservations. */
+  protected available(acc: Account): number {
     const now = this.seconds();
     const live = acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
     return live - acc.debt - acc.reserved;
   }
 
   /** Drops expired reservations and settled-request markers. */
-  purge(acc: Account): void {
+  protected purge(acc: Account): void {
     const now = this.now();
     for (const [id, held] of acc.reservations) if (held.deadline <= now) this.dropReservation(acc, id);
     // Markers are inserted in expiry order (one fixed TTL), so expired ones are always at the front.

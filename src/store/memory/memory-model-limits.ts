@@ -1,35 +1,48 @@
-/** The memory store's model level of rate and concurrency limits: one limit window per model, dropped when idle. */
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../../limits/limits';
+/**
+ * The memory store's model level of rate and concurrency limits: one limit window per model, dropped when idle. The
+ * bottom layer of MemoryStore (memory-store.ts), and on its own the model limits beside a host's serving store.
+ */
+import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../../limits/limits';
 import { LimitWindow } from '../../limits/limit-window';
+import type { ModelLimitStore } from '../ports/model-limit-store';
 
-export class MemoryModelLimits {
+export interface MemoryModelLimitsOptions {
+  /** The clock, in ms. Default Date.now. */
+  now?: () => number;
+  /** Length of the rpm and tpm windows. Default 60 s. */
+  limitWindowMs?: number;
+}
+
+export class MemoryModelLimits implements ModelLimitStore {
+  protected readonly now: () => number;
+  protected readonly windowMs: number;
   /** Model id -> its limit windows; dropped when nothing is held. */
-  private readonly windows = new Map<string, LimitWindow>();
+  private readonly modelWindows = new Map<string, LimitWindow>();
 
-  constructor(
-    private readonly now: () => number,
-    private readonly windowMs: number,
-  ) {}
+  constructor(options: MemoryModelLimitsOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
+  }
 
-  admit(model: string, check: LimitCheck): AdmitResult {
-    let window = this.windows.get(model);
-    if (!window) this.windows.set(model, (window = new LimitWindow(this.windowMs)));
+  async admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
+    let window = this.modelWindows.get(model);
+    if (!window) this.modelWindows.set(model, (window = new LimitWindow(this.windowMs)));
     return window.admit('model', check, this.now());
   }
 
-  end(model: string, requestId: string, how: LimitEnd): void {
-    const window = this.windows.get(model);
+  async endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
+    const window = this.modelWindows.get(model);
     if (!window) return;
     const now = this.now();
     window.end(requestId, how, now);
-    if (window.empty(now)) this.windows.delete(model);
+    if (window.empty(now)) this.modelWindows.delete(model);
   }
 
-  renew(model: string, requestId: string, leaseMs: number): void {
-    this.windows.get(model)?.renew(requestId, leaseMs, this.now());
+  async renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
+    this.modelWindows.get(model)?.renew(requestId, leaseMs, this.now());
   }
 
-  use(model: string, limits: Limits): LevelUse {
-    return (this.windows.get(model) ?? new LimitWindow(this.windowMs)).use(limits, this.now());
+  async modelUse(model: string, limits: Limits): Promise<LevelUse> {
+    return (this.modelWindows.get(model) ?? new LimitWindow(this.windowMs)).use(limits, this.now());
   }
 }

@@ -1,78 +1,34 @@
 /**
  * The zero-setup store for a single process (nothing survives a restart; it keeps the last `ledgerLimit` usage
- * records per account). Each method's check-and-change runs synchronously, so it is atomic in
- * Node's event loop, with the same semantics as the Redis scripts (shared contract tests keep them equal).
+ * records per account). Each method's check-and-change runs synchronously, so it is atomic in Node's event loop, with
+ * the same semantics as the Redis scripts (the ports' contract tests keep them equal).
+ *
+ * One class, written in layers that share its state, one port each: model limits (memory-model-limits.ts), metering
+ * over the accounts and keys (memory-metering.ts), keys (memory-keys.ts), and here accounts and the usage ledger.
  */
-import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../../limits/limits';
 import { LimitWindow } from '../../limits/limit-window';
+import type { Store } from '../ports/store';
 import { matchesSearch, newId } from '../ids';
-import { readLedgers } from './memory-ledger';
-import { MemoryMetering } from './memory-metering';
-import { capLeft, copyKey, zeroTotals, type Account, type Key } from './memory-records';
-import { MemoryModelLimits } from './memory-model-limits';
-import {
-  type AccountPatch,
-  type AccountQuery,
-  type AccountRecord,
-  type AccountState,
-  type CreateAccountResult,
-  type GrantOptions,
-  type GrantResult,
-  type NewAccount,
-  type NewPackage,
+import type {
+  AccountPatch,
+  AccountQuery,
+  AccountRecord,
+  AccountState,
+  CreateAccountResult,
+  GrantOptions,
+  GrantResult,
+  NewAccount,
+  NewPackage,
 } from '../records/account';
-import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from '../records/key';
-import {
-  type ReserveRequest,
-  type ReserveResult,
-  type Settlement,
-  type SettleResult,
-  type UsageQuery,
-  type UsageRecord,
-} from '../records/metering';
-import { type Store } from '../ports/store';
-import { type TokenPackage } from '../records/common';
+import type { TokenPackage } from '../records/common';
+import type { UsageQuery, UsageRecord } from '../records/metering';
+import { readLedgers } from './memory-ledger';
+import { MemoryKeys } from './memory-keys';
+import { zeroTotals, type Account } from './memory-records';
 
-export interface MemoryStoreOptions {
-  /** The clock, in ms. Default Date.now. */
-  now?: () => number;
-  /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
-  ledgerLimit?: number;
-  /**
-   * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
-   * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
-   */
-  settleDedupSeconds?: number;
-  /** Length of the rpm and tpm windows. Default 60 s. */
-  limitWindowMs?: number;
-}
-
-export class MemoryStore implements Store {
+export class MemoryStore extends MemoryKeys implements Store {
   readonly kind = 'memory' as const;
-  private readonly accounts = new Map<string, Account>();
   private readonly byEmail = new Map<string, string>();
-  private readonly keys = new Map<string, Key>();
-  private readonly byHash = new Map<string, KeyRef>();
-  private readonly now: () => number;
-  private readonly windowMs: number;
-  private readonly modelLimits: MemoryModelLimits;
-  private readonly metering: MemoryMetering;
-
-  constructor(options: MemoryStoreOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
-    this.modelLimits = new MemoryModelLimits(this.now, this.windowMs);
-    this.metering = new MemoryMetering(this.accounts, this.keys, {
-      now: this.now,
-      ledgerLimit: options.ledgerLimit ?? 10_000,
-      dedupMs: (options.settleDedupSeconds ?? 600) * 1000,
-      windowMs: this.windowMs,
-    });
-  }
-
-  private seconds(): number {
-    return Math.floor(this.now() / 1000);
-  }
 
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
@@ -96,10 +52,10 @@ export class MemoryStore implements Store {
   async getAccount(accountId: string): Promise<AccountState | undefined> {
     const acc = this.accounts.get(accountId);
     if (!acc) return undefined;
-    this.metering.purge(acc);
+    this.purge(acc);
     return {
       ...acc.record,
-      balance: this.metering.available(acc),
+      balance: this.available(acc),
       reserved: acc.reserved,
       debt: acc.debt,
       packages: acc.packages.map((p) => ({ ...p })),
@@ -142,29 +98,6 @@ export class MemoryStore implements Store {
     return { ...acc.record };
   }
 
-  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
-    const acc = this.accounts.get(accountId);
-    if (!acc) return undefined;
-    const record: KeyRecord = {
-      id: newId('key'),
-      accountId,
-      name: input.name,
-      prefix: input.prefix,
-      created: this.seconds(),
-      expiresAt: input.expiresAt,
-      revokedAt: null,
-      models: input.models ? [...input.models] : null,
-      limitTokens: input.limitTokens ?? null,
-      spentTokens: 0,
-      lastUsed: null,
-      limits: input.limits ?? null,
-    };
-    this.keys.set(record.id, { record, reserved: 0, usage: zeroTotals() });
-    acc.keys.push(record.id);
-    if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, { keyId: record.id, accountId });
-    return copyKey(record);
-  }
-
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
     const acc = this.accounts.get(accountId);
     if (!acc) return { kind: 'account_not_found' };
@@ -189,86 +122,12 @@ export class MemoryStore implements Store {
     return { kind: 'granted', package: { ...pkg } };
   }
 
-  async findKeyId(hash: string): Promise<KeyRef | undefined> {
-    const ref = this.byHash.get(hash);
-    return ref && { ...ref };
-  }
-
-  async getKey(keyId: string): Promise<KeyState | undefined> {
-    const key = this.keys.get(keyId);
-    if (!key) return undefined;
-    const acc = this.accounts.get(key.record.accountId) as Account;
-    this.metering.purge(acc);
-    return {
-      ...copyKey(key.record),
-      balance: Math.min(this.metering.available(acc), capLeft(key)),
-      reserved: key.reserved,
-      debt: acc.debt,
-      packages: acc.packages.map((p) => ({ ...p })),
-      usage: { ...key.usage },
-      limitUse: key.record.limits && (key.window ?? new LimitWindow(this.windowMs)).use(key.record.limits, this.now()),
-    };
-  }
-
-  async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
-    const key = this.keys.get(keyId);
-    if (!key) return undefined;
-    if (patch.limits !== undefined) key.record.limits = patch.limits;
-    return copyKey(key.record);
-  }
-
-  async listKeys(accountId?: string): Promise<KeyRecord[]> {
-    const ids = accountId === undefined ? [...this.keys.keys()] : (this.accounts.get(accountId)?.keys ?? []);
-    return ids.map((id) => copyKey((this.keys.get(id) as Key).record));
-  }
-
-  async revokeKey(keyId: string): Promise<boolean> {
-    const key = this.keys.get(keyId);
-    if (!key) return false;
-    key.record.revokedAt ??= this.seconds();
-    return true;
-  }
-
-  async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    return this.metering.reserve(r);
-  }
-
-  async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    return this.metering.renew(accountId, requestId, leaseMs);
-  }
-
-  async release(accountId: string, requestId: string): Promise<void> {
-    this.metering.release(accountId, requestId);
-  }
-
-  async settle(s: Settlement): Promise<SettleResult> {
-    return this.metering.settle(s);
-  }
-
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
     const accountId = q.accountId ?? (q.keyId !== undefined ? this.keys.get(q.keyId)?.record.accountId : undefined);
     const scoped = q.accountId !== undefined || q.keyId !== undefined;
     const accounts = scoped ? [this.accounts.get(accountId ?? '')].filter((a): a is Account => !!a) : [...this.accounts.values()];
     return readLedgers(accounts, q);
   }
-
-  async admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
-    return this.modelLimits.admit(model, check);
-  }
-
-  async endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
-    this.modelLimits.end(model, requestId, how);
-  }
-
-  async renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
-    this.modelLimits.renew(model, requestId, leaseMs);
-  }
-
-  async modelUse(model: string, limits: Limits): Promise<LevelUse> {
-    return this.modelLimits.use(model, limits);
-  }
-
-  async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
 }

@@ -1,26 +1,25 @@
 /**
  * The Redis store's API keys: creating, updating, reading, listing and revoking them, and the lookup indexes (secret
- * hash and key id to account) that live outside the accounts' slots.
+ * hash and key id to account) that live outside the accounts' slots. The layer of RedisStore (redis-store.ts) above
+ * the metering path.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { encodeLimits } from '../../limits/limits';
-import * as accountScripts from './scripts/account-scripts';
 import { newId } from '../ids';
+import type { KeyStore } from '../ports/key-store';
 import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { defineScripts } from './define-scripts';
+import { RedisMetering } from './redis-metering';
+import type { RedisStoreOptions } from './redis-model-limits';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
+import * as accountScripts from './scripts/account-scripts';
 
-export class RedisKeys {
-  private readonly run;
+export abstract class RedisKeys extends RedisMetering implements KeyStore {
+  private readonly keyScripts;
 
-  /** `a(accountId, part)` and `global(name)`: the store's names of a key in an account's slot and outside any. */
-  constructor(
-    private readonly redis: Redis | Cluster,
-    private readonly a: (accountId: string, part: string) => string,
-    private readonly global: (name: string) => string,
-    private readonly windowMs: number,
-  ) {
-    this.run = defineScripts(redis, {
+  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
+    super(redis, options);
+    this.keyScripts = defineScripts(redis, {
       tmCreateKey: accountScripts.CREATE_KEY,
       tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
       tmKeyState: accountScripts.KEY_STATE,
@@ -46,7 +45,7 @@ export class RedisKeys {
       last_used: '',
       rl: encodeLimits(input.limits),
     };
-    const made = await this.run.tmCreateKey(
+    const made = await this.keyScripts.tmCreateKey(
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
       [id, ...Object.entries(fields).flat()],
     );
@@ -76,7 +75,7 @@ export class RedisKeys {
     const fields: string[] = [];
     if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
     // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
-    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
+    const flat = tuple(await this.keyScripts.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
   }
 
@@ -86,14 +85,14 @@ export class RedisKeys {
   }
 
   /** The account a key belongs to (the `ka` index); undefined for an unknown key. */
-  async accountOfKey(keyId: string): Promise<string | undefined> {
+  protected async accountOfKey(keyId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.global('ka'), keyId)) ?? undefined;
   }
 
   async getKey(keyId: string): Promise<KeyState | undefined> {
     const accountId = await this.accountOfKey(keyId);
     if (accountId === undefined) return undefined;
-    const reply = await this.run.tmKeyState(
+    const reply = await this.keyScripts.tmKeyState(
       [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
       [keyId, this.windowMs],
     );
@@ -119,6 +118,6 @@ export class RedisKeys {
   async revokeKey(keyId: string): Promise<boolean> {
     const accountId = await this.accountOfKey(keyId);
     if (accountId === undefined) return false;
-    return Number(await this.run.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
+    return Number(await this.keyScripts.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
   }
 }

@@ -1,23 +1,22 @@
 /**
  * The Redis store's metering path: reserve, renew, release and settle, each one script of metering-scripts.ts on the
- * account's slot.
+ * account's slot. The layer of RedisStore (redis-store.ts) above the model limits; it names the keys of an account's
+ * slot (layout: scripts/layout.ts), which the key and account layers use too.
  */
 import type { Cluster, Redis } from 'ioredis';
+import type { MeteringStore } from '../ports/metering-store';
+import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { defineScripts } from './define-scripts';
+import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 import * as meteringScripts from './scripts/metering-scripts';
-import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 
-export class RedisMetering {
-  private readonly run;
+export abstract class RedisMetering extends RedisModelLimits implements MeteringStore {
+  private readonly meteringScripts;
 
-  /** `a(accountId, part)`: the store's name of a key in the account's slot. */
-  constructor(
-    redis: Redis | Cluster,
-    private readonly a: (accountId: string, part: string) => string,
-    private readonly windowMs: number,
-  ) {
-    this.run = defineScripts(redis, {
+  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
+    super(redis, options);
+    this.meteringScripts = defineScripts(redis, {
       tmReserve: meteringScripts.RESERVE,
       tmRenew: meteringScripts.RENEW,
       tmRelease: meteringScripts.RELEASE,
@@ -25,9 +24,19 @@ export class RedisMetering {
     });
   }
 
+  /** A key of account `accountId`'s slot. */
+  protected a(accountId: string, part: string): string {
+    return `${this.prefix}{${accountId}}:${part}`;
+  }
+
+  /** A key outside any account's slot. */
+  protected global(name: string): string {
+    return `${this.prefix}${name}`;
+  }
+
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
     const A = r.accountId;
-    const reply = await this.run.tmReserve(
+    const reply = await this.meteringScripts.tmReserve(
       [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
       [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs, r.defaultAllowance ? 1 : 0],
     );
@@ -36,16 +45,19 @@ export class RedisMetering {
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
     const keys = [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')];
-    return Number(await this.run.tmRenew(keys, [requestId, leaseMs])) === 1;
+    return Number(await this.meteringScripts.tmRenew(keys, [requestId, leaseMs])) === 1;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
-    await this.run.tmRelease([this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')], [requestId, this.windowMs]);
+    await this.meteringScripts.tmRelease(
+      [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
+      [requestId, this.windowMs],
+    );
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
     const A = s.accountId;
-    const reply = await this.run.tmSettle(
+    const reply = await this.meteringScripts.tmSettle(
       [
         this.a(A, 'a'),
         this.a(A, `k:${s.keyId ?? ''}`),
@@ -74,5 +86,9 @@ export class RedisMetering {
     if (tag === 'ok') return 'settled';
     if (tag === 'duplicate') return 'duplicate';
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
   }
 }

@@ -1,6 +1,6 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
 import { decodeLimits, type LevelUse } from '../../limits/limits';
-import { parseLevelUse, parseRefusal } from './redis-model-limits';
+import { parseLevelUse, parseRefusal } from './limit-replies';
 import type { AccountRecord, AccountState } from '../records/account';
 import type { KeyRecord, KeyState } from '../records/key';
 import type { ReserveResult, UsageRecord } from '../records/metering';

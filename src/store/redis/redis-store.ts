@@ -1,55 +1,34 @@
-/** The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's slot. */
+/**
+ * The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's
+ * slot (or a model's). One class, written in layers that share its connection and key layout, one port each: model
+ * limits (redis-model-limits.ts), metering (redis-metering.ts), keys (redis-keys.ts), and here accounts, the usage
+ * ledger, the upgrade from before accounts, and closing.
+ */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
-import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, Limits } from '../../limits/limits';
-import { DEFAULT_WINDOW_MS, encodeLimits } from '../../limits/limits';
-import { defineScripts, type RunScript } from './define-scripts';
-import { RedisModelLimits } from './redis-model-limits';
+import { encodeLimits } from '../../limits/limits';
 import { matchesSearch, newId } from '../ids';
-import { readLedgers } from './redis-ledger';
+import type { Store } from '../ports/store';
+import type {
+  AccountPatch,
+  AccountQuery,
+  AccountRecord,
+  AccountState,
+  CreateAccountResult,
+  GrantOptions,
+  GrantResult,
+  NewAccount,
+  NewPackage,
+} from '../records/account';
+import type { UsageQuery, UsageRecord } from '../records/metering';
+import { defineScripts } from './define-scripts';
 import { RedisKeys } from './redis-keys';
-import { RedisMetering } from './redis-metering';
+import { readLedgers } from './redis-ledger';
 import { migrateLegacyKeys } from './redis-migration';
+import type { RedisStoreOptions } from './redis-model-limits';
 import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
 import * as accountScripts from './scripts/account-scripts';
-import {
-  type AccountPatch,
-  type AccountQuery,
-  type AccountRecord,
-  type AccountState,
-  type CreateAccountResult,
-  type GrantOptions,
-  type GrantResult,
-  type NewAccount,
-  type NewPackage,
-} from '../records/account';
-import { type KeyPatch, type KeyRecord, type KeyRef, type KeyState, type NewKey } from '../records/key';
-import {
-  type ReserveRequest,
-  type ReserveResult,
-  type Settlement,
-  type SettleResult,
-  type UsageQuery,
-  type UsageRecord,
-} from '../records/metering';
-import { type Store } from '../ports/store';
 
-export { StoreReplyError, parseReserveReply } from './redis-records';
-
-type Client = Redis | Cluster;
-const SCRIPTS = {
-  tmGrant: accountScripts.GRANT,
-  tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
-  tmAccountState: accountScripts.ACCOUNT_STATE,
-  tmMigrateKey: accountScripts.MIGRATE_KEY,
-};
-type ScriptName = keyof typeof SCRIPTS;
-
-export interface RedisStoreOptions {
-  /** Prefix of every key we write. Default `tm:`. */
-  prefix?: string;
-  /** Length of the rpm and tpm windows. Default 60 s. */
-  limitWindowMs?: number;
-}
+export type { RedisStoreOptions } from './redis-model-limits';
 
 /** ioredis options for a store that fails closed: no offline queue, bounded command time, endless reconnects. */
 export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
@@ -65,35 +44,18 @@ export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
   };
 }
 
-export class RedisStore implements Store {
+export class RedisStore extends RedisKeys implements Store {
   readonly kind = 'redis' as const;
-  private readonly prefix: string;
-  private readonly windowMs: number;
-  private readonly run: Record<ScriptName, RunScript>;
-  private readonly modelLimits: RedisModelLimits;
-  private readonly metering: RedisMetering;
-  private readonly keys: RedisKeys;
+  private readonly accountScripts;
 
-  constructor(
-    private readonly redis: Client,
-    options: RedisStoreOptions = {},
-  ) {
-    this.prefix = options.prefix ?? 'tm:';
-    this.run = defineScripts(redis, SCRIPTS);
-    this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
-    this.modelLimits = new RedisModelLimits(redis, this.prefix, this.windowMs);
-    const a = (accountId: string, part: string): string => this.a(accountId, part);
-    this.metering = new RedisMetering(redis, a, this.windowMs);
-    this.keys = new RedisKeys(redis, a, (name) => this.global(name), this.windowMs);
-  }
-
-  /** A key of account `accountId`'s slot. */
-  private a(accountId: string, part: string): string {
-    return `${this.prefix}{${accountId}}:${part}`;
-  }
-
-  private global(name: string): string {
-    return `${this.prefix}${name}`;
+  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
+    super(redis, options);
+    this.accountScripts = defineScripts(redis, {
+      tmGrant: accountScripts.GRANT,
+      tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
+      tmAccountState: accountScripts.ACCOUNT_STATE,
+      tmMigrateKey: accountScripts.MIGRATE_KEY,
+    });
   }
 
   /**
@@ -106,7 +68,7 @@ export class RedisStore implements Store {
       prefix: this.prefix,
       migrateKey: async (keyId) =>
         Number(
-          await this.run.tmMigrateKey(
+          await this.accountScripts.tmMigrateKey(
             [
               this.a(keyId, 'k'),
               this.a(keyId, 'a'),
@@ -147,7 +109,7 @@ export class RedisStore implements Store {
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
-    const reply = await this.run.tmAccountState(
+    const reply = await this.accountScripts.tmAccountState(
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra'), this.a(accountId, 't')],
       [this.windowMs],
     );
@@ -199,21 +161,13 @@ export class RedisStore implements Store {
     if (patch.role !== undefined) fields.push('role', patch.role);
     if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
     if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
-    const flat = tuple(await this.run.tmUpdateAccount([this.a(accountId, 'a')], fields), 'UPDATE_ACCOUNT') as string[];
+    const flat = tuple(await this.accountScripts.tmUpdateAccount([this.a(accountId, 'a')], fields), 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
-  }
-
-  createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
-    return this.keys.createKey(accountId, input);
-  }
-
-  updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
-    return this.keys.updateKey(keyId, patch);
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
     const id = newId('pkg');
-    const reply = await this.run.tmGrant(
+    const reply = await this.accountScripts.tmGrant(
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'g')],
       [id, input.tokens, input.expiresAt ?? 0, options.once ?? ''],
     );
@@ -227,64 +181,12 @@ export class RedisStore implements Store {
     };
   }
 
-  findKeyId(hash: string): Promise<KeyRef | undefined> {
-    return this.keys.findKeyId(hash);
-  }
-
-  getKey(keyId: string): Promise<KeyState | undefined> {
-    return this.keys.getKey(keyId);
-  }
-
-  listKeys(accountId?: string): Promise<KeyRecord[]> {
-    return this.keys.listKeys(accountId);
-  }
-
-  revokeKey(keyId: string): Promise<boolean> {
-    return this.keys.revokeKey(keyId);
-  }
-
-  reserve(r: ReserveRequest): Promise<ReserveResult> {
-    return this.metering.reserve(r);
-  }
-
-  renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    return this.metering.renew(accountId, requestId, leaseMs);
-  }
-
-  release(accountId: string, requestId: string): Promise<void> {
-    return this.metering.release(accountId, requestId);
-  }
-
-  settle(s: Settlement): Promise<SettleResult> {
-    return this.metering.settle(s);
-  }
-
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
     let ids: string[];
     if (q.accountId !== undefined) ids = [q.accountId];
-    else if (q.keyId !== undefined) ids = [await this.keys.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
+    else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
     else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
     return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
-  }
-
-  admitModel(model: string, check: LimitCheck): Promise<AdmitResult> {
-    return this.modelLimits.admit(model, check);
-  }
-
-  endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {
-    return this.modelLimits.end(model, requestId, how);
-  }
-
-  renewModel(model: string, requestId: string, leaseMs: number): Promise<void> {
-    return this.modelLimits.renew(model, requestId, leaseMs);
-  }
-
-  modelUse(model: string, limits: Limits): Promise<LevelUse> {
-    return this.modelLimits.use(model, limits);
-  }
-
-  async ping(): Promise<void> {
-    await this.redis.ping();
   }
 
   /** QUIT when connected (pending replies arrive first), else just drop the connection. */
