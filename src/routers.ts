@@ -31,12 +31,16 @@ import { metricsHandler } from './observability/metrics-endpoint';
 import { requestLog } from './observability/request-log';
 import { chatCompletions } from './proxy/chat-completions';
 import type { Upstreams } from './proxy/upstream-proxy';
-import type { Store } from './store/ports/store';
+import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 
 /** The services the routers share: built once, passed in. */
 export interface MeterDeps {
   config: MeterConfig;
-  store: Store;
+  /**
+   * A whole Store, or a host's ServingStore (metering and key lookup alone): beside that, the admin API, the console
+   * and the webhooks, which manage accounts, keys and money, pass every request on.
+   */
+  store: ServingStore;
   /** The console's sessions and failed-login windows. */
   sessions: SessionStore;
   /** The product center's products and redemption codes. */
@@ -78,20 +82,21 @@ export interface Routers {
 }
 
 export function createRouters(deps: MeterDeps): Routers {
-  const operator = operatorRoutes(deps);
+  const whole = isWholeStore(deps.store) ? deps.store : undefined;
+  const operator = whole && operatorRoutes(deps, whole);
   const stripe = deps.config.stripe ? stripeClient(deps.config.stripe) : undefined;
   return {
-    openai: openaiRouter(deps),
+    openai: openaiRouter(deps, whole),
     admin: adminRouter(deps, operator),
-    console: consoleRouter(deps, operator, stripe),
-    webhooks: webhooksRouter(deps, stripe),
+    console: whole ? consoleRouter(deps, whole, operator, stripe) : Router(),
+    webhooks: whole ? webhooksRouter(deps, whole, stripe) : Router(),
     health: healthRouter(deps),
     metrics: metricsHandler(deps.metrics),
     registry: deps.metrics.registry,
   };
 }
 
-function openaiRouter(deps: MeterDeps): Router {
+function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
   const { config, store, logger, lifecycle } = deps;
   const router = Router();
   const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
@@ -123,7 +128,7 @@ function openaiRouter(deps: MeterDeps): Router {
   router.all('/chat/completions', (_req, res) => {
     sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
   });
-  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, logger }));
+  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, logger }));
   router.use(errorHandler(logger));
   return router;
 }
@@ -133,10 +138,10 @@ function openaiRouter(deps: MeterDeps): Router {
  * answers unknown routes. The admin router serves them behind the token; an admin session reaches the very same
  * routes under the console's /api/admin.
  */
-function operatorRoutes(deps: MeterDeps): Router | undefined {
+function operatorRoutes(deps: MeterDeps, store: Store): Router | undefined {
   const token = deps.config.adminToken;
   if (!token) return undefined;
-  const { store, logger } = deps;
+  const { logger } = deps;
   const admin = adminApi({ token, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
   return Router().use(productAdmin({ commerce: deps.commerce, logger }), operatorBridge(token, admin));
 }
@@ -152,7 +157,12 @@ function adminRouter(deps: MeterDeps, operator: Router | undefined): Router {
   return router;
 }
 
-function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+function consoleRouter(
+  deps: MeterDeps,
+  store: Store,
+  operator: Router | undefined,
+  stripe: ReturnType<typeof stripeClient> | undefined,
+): Router {
   const { config, logger } = deps;
   const router = Router();
   router.use(
@@ -160,7 +170,7 @@ function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: Re
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
     securityHeaders,
     consoleApi({
-      store: deps.store,
+      store,
       sessions: deps.sessions,
       commerce: deps.commerce,
       catalog: deps.catalog,
@@ -178,14 +188,14 @@ function consoleRouter(deps: MeterDeps, operator: Router | undefined, stripe: Re
   return router;
 }
 
-function webhooksRouter(deps: MeterDeps, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+function webhooksRouter(deps: MeterDeps, store: Store, stripe: ReturnType<typeof stripeClient> | undefined): Router {
   const router = Router();
   const { config, logger } = deps;
   if (!stripe || !config.stripe) return router;
   router.use(
     '/stripe',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
-    stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store: deps.store, logger }),
+    stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store, logger }),
     errorHandler(logger),
   );
   return router;

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { buildCatalog, ModelsFile, type Catalog } from './catalog/models';
-import type { TokenmeterOptions } from './config/option-types';
+import type { ServingStoreOptions, TokenmeterOptions } from './config/option-types';
 import { ConfigError, meterConfig, type MeterConfig, type MeterParts } from './config/options';
 import { Journal } from './metering/journal';
 import { Meter } from './metering/metering';
@@ -13,17 +13,20 @@ import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
 import { createRouters, type MeterDeps, type Routers } from './routers';
 import { createStores, type Stores } from './store/create-store';
+import { instrumentStore, storeTimer, timedModelLimits } from './store/instrumented-store';
 import { MemoryCommerceStore } from './store/memory/memory-commerce-store';
+import { MemoryModelLimits } from './store/memory/memory-model-limits';
 import { MemorySessionStore } from './store/memory/memory-session-store';
+import type { MeteringStore } from './store/ports/metering-store';
+import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { RedisCommerceStore } from './store/redis/redis-commerce-store';
 import { RedisSessionStore } from './store/redis/redis-session-store';
-import { instrumentStore } from './store/instrumented-store';
 import { RedisStore } from './store/redis/redis-store';
-import type { Store } from './store/ports/store';
 
-export interface Tokenmeter extends Routers {
+/** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
+export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
   /** The store, instrumented: create keys and grant packages from the host's own code. */
-  store: Store;
+  store: S;
   /** Reloads the models file (a bad file is refused and the catalog in use stays); resolves to the number of models. */
   reloadModels(): Promise<number>;
   /** From now on: new completions get `503 shutting_down`, /readyz turns 503. `close()` does this first. */
@@ -38,17 +41,26 @@ export interface Tokenmeter extends Routers {
   close(options?: { timeoutMs?: number }): Promise<void>;
 }
 
-export async function createTokenmeter(options: TokenmeterOptions = {}): Promise<Tokenmeter> {
+export function createTokenmeter(options?: TokenmeterOptions): Promise<Tokenmeter>;
+/** With a host's store of the metering and key-lookup ports alone: the admin, console and webhooks routers pass every request on. */
+export function createTokenmeter(options: ServingStoreOptions): Promise<Tokenmeter<ServingStore>>;
+export async function createTokenmeter(options: TokenmeterOptions | ServingStoreOptions = {}): Promise<Tokenmeter<ServingStore>> {
   const { config, parts } = meterConfig(options);
   const logger = parts.logger ?? createLogger(config.logLevel);
+  const serving = parts.store !== undefined && !isWholeStore(parts.store);
+  if (serving) refuseManagingOptions(config, parts, logger);
   const catalogs = catalogSource(config, parts);
   const metrics = new Metrics({ perKey: config.metricsPerKey });
   // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
-  const remote = parts.store ? parts.store.kind === 'redis' : parts.redis !== undefined || config.redisUrl !== undefined;
+  const remote = parts.store ? parts.store.kind !== 'memory' : parts.redis !== undefined || config.redisUrl !== undefined;
   const journal = remote ? openJournal(config.journalFile) : undefined;
   const opened = openStore(config, parts, logger);
   const store = instrumentStore(opened.stores.store, metrics);
-  const meter = new Meter({ store, leaseMs: config.leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
+  // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
+  const modelLimits = isWholeStore(store)
+    ? store
+    : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.limitWindowMs }), storeTimer(metrics));
+  const meter = new Meter({ store, modelLimits, leaseMs: config.leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const deps: MeterDeps = {
     config,
@@ -74,8 +86,27 @@ export async function createTokenmeter(options: TokenmeterOptions = {}): Promise
   return assemble(deps, async () => {
     clearInterval(upgrading);
     journal?.close();
-    if (opened.owned) await opened.stores.store.close();
+    await opened.close?.();
   });
+}
+
+/**
+ * Beside a host's serving store the routes that manage accounts, keys and money are off: an option only they use is
+ * refused rather than silently ignored.
+ */
+function refuseManagingOptions(config: MeterConfig, parts: MeterParts, logger: Logger): void {
+  const given = [
+    config.adminToken && 'adminToken',
+    parts.sessions && 'sessions',
+    parts.commerce && 'commerce',
+    config.stripe && 'stripeSecretKey',
+  ];
+  const option = given.find((name) => typeof name === 'string');
+  if (option !== undefined) {
+    const detail = 'needs a whole Store: the store given implements only the metering and key-lookup ports';
+    throw new ConfigError(`invalid tokenmeter option ${option}: ${detail}`, option, detail);
+  }
+  logger.info('a serving store: the admin API, the console and the webhooks are off; model limits are counted in this process');
 }
 
 /**
@@ -104,7 +135,7 @@ async function upgradeStore(store: RedisStore, reachable: boolean, logger: Logge
 }
 
 /** The Tokenmeter over services already built; `release` closes what its builder opened beyond the meter and pools. */
-export function assemble(deps: MeterDeps, release: () => Promise<void>): Tokenmeter {
+export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S }, release: () => Promise<void>): Tokenmeter<S> {
   const { meter, logger, lifecycle } = deps;
   let closing: Promise<void> | undefined;
   const stopAccepting = () => {
@@ -144,14 +175,18 @@ function catalogSource(config: MeterConfig, parts: MeterParts): { current: () =>
 }
 
 /**
- * The stores to use, and whether the factory opened them (and so must close them). The console's session and
+ * The stores to use, and how to close what the factory opened (nothing of the host's). The console's session and
  * commerce stores share the metering store's Redis connection; beside a host's own `store`, they are the host's
  * `sessions`/`commerce` or, failing those, in memory (one process only).
  */
-function openStore(config: MeterConfig, parts: MeterParts, logger: Logger): { stores: Stores; owned: boolean } {
+function openStore(
+  config: MeterConfig,
+  parts: MeterParts,
+  logger: Logger,
+): { stores: Omit<Stores, 'store'> & { store: ServingStore }; close?: () => Promise<void> } {
   if (parts.store) {
     const sessions = parts.sessions ?? new MemorySessionStore();
-    return { stores: { store: parts.store, sessions, commerce: parts.commerce ?? new MemoryCommerceStore() }, owned: false };
+    return { stores: { store: parts.store, sessions, commerce: parts.commerce ?? new MemoryCommerceStore() } };
   }
   if (parts.redis) {
     const prefix = config.redisPrefix;
@@ -160,9 +195,10 @@ function openStore(config: MeterConfig, parts: MeterParts, logger: Logger): { st
       sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
       commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
     };
-    return { stores, owned: false };
+    return { stores };
   }
-  return { stores: createStores(config, logger), owned: true };
+  const stores = createStores(config, logger);
+  return { stores, close: () => stores.store.close() };
 }
 
 function openJournal(file: string): Journal {
@@ -174,7 +210,7 @@ function openJournal(file: string): Journal {
   }
 }
 
-async function storeAnswers(store: Store, withinMs: number): Promise<boolean> {
+async function storeAnswers(store: MeteringStore, withinMs: number): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     try {

@@ -4,10 +4,15 @@ import { z } from 'zod';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
 import type { Catalog } from '../catalog/models';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
+import type { KeyStore } from '../store/ports/key-store';
+import type { UsageLedger } from '../store/ports/usage-ledger';
+
+/** The ports the admin API manages: accounts, their keys, and the usage ledger. */
+export type AdminStore = AccountStore & KeyStore & UsageLedger;
 
 export interface AdminContext {
-  store: Store;
+  store: AdminStore;
   catalog: () => Catalog;
   logger: Logger;
 }

@@ -3,7 +3,8 @@ import { Router, type Request, type Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
 import type { Logger } from '../observability/logger';
 import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
+import type { KeyLookup } from '../store/ports/key-lookup';
 
 export interface ModelObject {
   id: string;
@@ -37,7 +38,15 @@ export function modelObject(m: Model): ModelObject {
 }
 
 /** Routes mounted at /v1/models after bearer auth (which sets res.locals.keyId). */
-export function modelsApi(options: { catalog: () => Catalog; store: Store; logger: Logger }): Router {
+export interface ModelsApiOptions {
+  catalog: () => Catalog;
+  store: KeyLookup;
+  /** Where a keyless request's account is checked; absent beside a host's serving store, whose login vouches for it. */
+  accounts?: Pick<AccountStore, 'getAccount'>;
+  logger: Logger;
+}
+
+export function modelsApi(options: ModelsApiOptions): Router {
   const router = Router();
 
   /** The models this key (or, keyless, this account) may see, or undefined when an answer was already sent. */
@@ -66,7 +75,8 @@ export function modelsApi(options: { catalog: () => Catalog; store: Store; logge
 
   /** A request the host authenticated without a key: every model, for an account that may spend. */
   async function accountModels(accountId: string, res: Response): Promise<readonly Model[] | undefined> {
-    const account = await options.store.getAccount(accountId);
+    if (!options.accounts) return options.catalog().list();
+    const account = await options.accounts.getAccount(accountId);
     if (!account || account.status !== 'active') {
       sendError(res, apiError('invalid_api_key', `This account is ${account ? 'disabled' : 'unknown'}.`));
       return undefined;

@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/ports/commerce-store';
 import type { Settlement } from '../store/records/metering';
 import type { SessionStore } from '../store/ports/session-store';
-import type { Store } from '../store/ports/store';
+import type { ServingStore, Store } from '../store/ports/store';
 
 /** Who the host says a request is from (see README "Use as middleware"). */
 export interface Identity {
@@ -36,7 +36,10 @@ export interface TokenmeterOptions {
   models?: unknown;
   /** The models file (YAML), when `models` is not given. Default `config/models.yaml`. */
   modelsFile?: string;
-  /** A store of the host's own (not closed by `close()`). Give at most one of `store`, `redis`, `redisUrl`. */
+  /**
+   * A store of the host's own (not closed by `close()`). Give at most one of `store`, `redis`, `redisUrl`. A store
+   * implementing only the metering and key-lookup ports is a ServingStoreOptions' `store`.
+   */
   store?: Store;
   /** An ioredis client (or Cluster) of the host's own for the Redis store (not closed by `close()`). */
   redis?: Redis | Cluster;
@@ -98,4 +101,13 @@ export interface TokenmeterOptions {
   stripeWebhookSecret?: string;
   /** Where the Stripe client sends API calls (stripe-mock, tests). Default: Stripe itself. */
   stripeApiUrl?: string;
+}
+
+/**
+ * The options with a host's own store that implements only the metering and key-lookup ports (its accounts and
+ * balances live in its own system): the routes that manage accounts, keys and money are then off, so `adminToken`,
+ * `sessions`, `commerce` and Stripe's secrets are refused (README, "Use as middleware").
+ */
+export interface ServingStoreOptions extends Omit<TokenmeterOptions, 'store'> {
+  store: ServingStore;
 }

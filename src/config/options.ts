@@ -5,11 +5,11 @@
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Authenticate, LogLevel, SettledRecord, TokenmeterOptions } from './option-types';
+import type { Authenticate, LogLevel, ServingStoreOptions, SettledRecord, TokenmeterOptions } from './option-types';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/ports/commerce-store';
 import type { SessionStore } from '../store/ports/session-store';
-import type { Store } from '../store/ports/store';
+import type { ServingStore } from '../store/ports/store';
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
 const SIZE_MESSAGE = 'must be a size such as 1048576, 512kb or 4mb';
@@ -47,7 +47,7 @@ const meterShape = {
   upstreamApiKey: z.string().min(1).optional(),
   models: z.unknown().optional(),
   modelsFile: z.string().min(1).default('config/models.yaml'),
-  store: object<Store>('a Store').optional(),
+  store: object<ServingStore>('a Store').optional(),
   redis: object<Redis | Cluster>('an ioredis client').optional(),
   redisUrl: z
     .string()
@@ -156,8 +156,8 @@ export class ConfigError extends Error {
 /** The options' services and hooks, which are passed on as they are. */
 export type MeterParts = Pick<
   TokenmeterOptions,
-  'models' | 'store' | 'redis' | 'logger' | 'env' | 'authenticate' | 'onSettle' | 'sessions' | 'commerce'
->;
+  'models' | 'redis' | 'logger' | 'env' | 'authenticate' | 'onSettle' | 'sessions' | 'commerce'
+> & { store?: ServingStore };
 
 type ParsedMeter = z.output<typeof meterOptionsSchema>;
 
@@ -180,7 +180,7 @@ export function parseOptions<S extends z.ZodObject>(schema: S, options: unknown)
 }
 
 /** The library's entry: checked options, resolved. */
-export function meterConfig(options: TokenmeterOptions): { config: MeterConfig; parts: MeterParts } {
+export function meterConfig(options: TokenmeterOptions | ServingStoreOptions): { config: MeterConfig; parts: MeterParts } {
   const o = parseOptions(meterOptionsSchema, options);
   return { config: resolveMeter(o), parts: o };
 }

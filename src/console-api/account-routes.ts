@@ -15,14 +15,14 @@ import { sessionCookieValue, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 import { accountObject, meObject } from './objects';
 import { loginRequest, logoutRequest, registerRequest } from './schemas';
 import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';
 
 export interface AccountRoutesDeps {
-  store: Store;
+  store: AccountStore;
   sessions: Sessions;
   throttle: LoginThrottle;
   registration: 'open' | 'closed';

@@ -7,14 +7,14 @@ import type { Logger } from '../observability/logger';
 import { redeemCode } from '../products/redeem';
 import { createCheckout } from '../products/stripe-checkout';
 import type { CommerceStore } from '../store/ports/commerce-store';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 import { packageObject, productObject } from './objects';
 import { checkoutRequest, redeemRequest } from './schemas';
 import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';
 
 export interface CommerceRoutesDeps {
-  store: Store;
+  store: AccountStore;
   commerce: CommerceStore;
   logger: Logger;
   guard: ReturnType<typeof storeGuard>;

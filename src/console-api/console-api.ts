@@ -13,7 +13,9 @@ import { apiError, sendError } from '../http/errors';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/ports/commerce-store';
 import type { SessionStore } from '../store/ports/session-store';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
+import type { KeyStore } from '../store/ports/key-store';
+import type { UsageLedger } from '../store/ports/usage-ledger';
 import { accountRoutes } from './account-routes';
 import { commerceRoutes } from './commerce-routes';
 import { keyRoutes } from './key-routes';
@@ -23,7 +25,7 @@ import { storeGuard } from './store-guard';
 import { usageRoutes } from './usage-routes';
 
 export interface ConsoleApiOptions {
-  store: Store;
+  store: AccountStore & KeyStore & UsageLedger;
   sessions: SessionStore;
   commerce: CommerceStore;
   catalog: () => Catalog;

@@ -5,7 +5,7 @@ import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Catalog } from '../catalog/models';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/ports/store';
+import type { KeyStore } from '../store/ports/key-store';
 import { apiKeyObject } from './objects';
 import { createKeyRequest } from './schemas';
 import { hasLimits, limitsSchema } from '../limits/limits';
@@ -13,7 +13,7 @@ import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';
 
 export interface KeyRoutesDeps {
-  store: Store;
+  store: KeyStore;
   catalog: () => Catalog;
   logger: Logger;
   guard: ReturnType<typeof storeGuard>;

@@ -6,7 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { sessionCookieValue, stampOf, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
 import type { AccountState } from '../store/records/account';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 
 const REQUIRED = apiError('session_required', 'Log in first: this route needs a console session.');
 
@@ -19,7 +19,7 @@ export function sessionAccount(res: Response): AccountState {
   return (res.locals as SessionLocals).account;
 }
 
-export function requireSession(deps: { sessions: Sessions; store: Store; secure: (req: Request) => boolean }) {
+export function requireSession(deps: { sessions: Sessions; store: Pick<AccountStore, 'getAccount'>; secure: (req: Request) => boolean }) {
   return async function checkSession(req: Request, res: Response, next: NextFunction): Promise<void> {
     const cookie = sessionCookieValue(req.headers.cookie);
     const session = await deps.sessions.resume(cookie);

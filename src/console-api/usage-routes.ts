@@ -3,7 +3,8 @@ import { Router } from 'express';
 import { usageObject } from '../admin/api-objects';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
-import type { Store } from '../store/ports/store';
+import type { KeyLookup } from '../store/ports/key-lookup';
+import type { UsageLedger } from '../store/ports/usage-ledger';
 import { dailyUsageQuery, usageQuery, type DailyUsageRow } from './schemas';
 import { sessionAccount } from './session-auth';
 import type { storeGuard } from './store-guard';
@@ -11,7 +12,7 @@ import type { storeGuard } from './store-guard';
 const DAY = 86_400;
 const PAGE = 1000;
 
-export function usageRoutes(deps: { store: Store; guard: ReturnType<typeof storeGuard> }): Router {
+export function usageRoutes(deps: { store: KeyLookup & UsageLedger; guard: ReturnType<typeof storeGuard> }): Router {
   const { store, guard } = deps;
   const router = Router();
 
@@ -58,7 +59,7 @@ export function usageRoutes(deps: { store: Store; guard: ReturnType<typeof store
  * Sums the account's ledger from `since` per UTC day and model, reading it oldest first a page at a time. Days
  * without requests have no row.
  */
-async function dailyTotals(store: Store, accountId: string, since: number): Promise<DailyUsageRow[]> {
+async function dailyTotals(store: UsageLedger, accountId: string, since: number): Promise<DailyUsageRow[]> {
   const rows = new Map<string, DailyUsageRow>();
   // A cursor just before the first millisecond of `since`: the ledger is read forward from there.
   let after = `${since * 1000 - 1}-${Number.MAX_SAFE_INTEGER}`;

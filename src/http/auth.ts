@@ -3,11 +3,11 @@ import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import type { Logger } from '../observability/logger';
+import type { KeyLookup } from '../store/ports/key-lookup';
 import type { KeyRef } from '../store/records/key';
-import type { Store } from '../store/ports/store';
 
 export interface AuthOptions {
-  store: Store;
+  store: KeyLookup;
   logger: Logger;
   /**
    * Hash-to-ids mappings kept in memory (they never change; revocation and a disabled account are checked atomically

@@ -8,10 +8,13 @@ import type { Metrics } from '../observability/metrics';
 import type { Model } from '../catalog/models';
 import type { AdmitResult, LimitEnd, Limits } from '../limits/limits';
 import type { ReserveResult, Settlement } from '../store/records/metering';
-import type { Store } from '../store/ports/store';
+import type { MeteringStore } from '../store/ports/metering-store';
+import type { ModelLimitStore } from '../store/ports/model-limit-store';
 
 export interface MeterOptions {
-  store: Store;
+  store: MeteringStore;
+  /** The model level of the limits (admitModel, endModel, renewModel). */
+  modelLimits: ModelLimitStore;
   leaseMs: number;
   logger: Logger;
   /** Counts settled tokens and the backlog. Optional, so the meter works on its own. */
@@ -36,7 +39,8 @@ export function charge(model: Pick<Model, 'inputWeight' | 'outputWeight'>, promp
 }
 
 export class Meter {
-  private readonly store: Store;
+  private readonly store: MeteringStore;
+  private readonly modelLimits: ModelLimitStore;
   private readonly leaseMs: number;
   private readonly logger: Logger;
   private readonly metrics: Metrics | undefined;
@@ -52,6 +56,7 @@ export class Meter {
 
   constructor(options: MeterOptions) {
     this.store = options.store;
+    this.modelLimits = options.modelLimits;
     this.leaseMs = options.leaseMs;
     this.logger = options.logger;
     this.metrics = options.metrics;
@@ -99,7 +104,7 @@ export class Meter {
 
   /** The model level of the limits (its own slot), for a model that has limits; before the reservation. */
   admitModel(modelId: string, limits: Limits, requestId: string, tokens: number): Promise<AdmitResult> {
-    return this.store.admitModel(modelId, { limits, tokens, requestId, leaseMs: this.leaseMs });
+    return this.modelLimits.admitModel(modelId, { limits, tokens, requestId, leaseMs: this.leaseMs });
   }
 
   /**
@@ -108,7 +113,7 @@ export class Meter {
    */
   endModel(model: Model, requestId: string, how: LimitEnd): void {
     if (!model.limits) return;
-    this.store.endModel(model.id, requestId, how).catch((err: Error) => {
+    this.modelLimits.endModel(model.id, requestId, how).catch((err: Error) => {
       this.logger.warn({ requestId, err: err.message }, 'model limit release failed; its lease and window will free it');
     });
   }
@@ -120,7 +125,7 @@ export class Meter {
     const timer = setInterval(
       () => {
         this.store.renew(accountId, requestId, this.leaseMs).catch(warn);
-        if (slot !== undefined) this.store.renewModel(slot, requestId, this.leaseMs).catch(warn);
+        if (slot !== undefined) this.modelLimits.renewModel(slot, requestId, this.leaseMs).catch(warn);
       },
       Math.max(10, Math.floor(this.leaseMs / 3)),
     );

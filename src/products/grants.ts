@@ -1,6 +1,6 @@
 /** Turns what was bought (a product, or a code's tokens) into a package credited exactly once per once-id. */
 import type { GrantResult } from '../store/records/account';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 import type { TokenPackage, UnixSeconds } from '../store/records/common';
 
 export interface Purchase {
@@ -11,7 +11,12 @@ export interface Purchase {
 export type CreditResult = { kind: 'credited'; package: TokenPackage; duplicate: boolean } | { kind: 'account_not_found' };
 
 /** Credits the purchase to the account; a once-id already used credits nothing and answers the package it credited. */
-export async function creditOnce(store: Store, accountId: string, purchase: Purchase, once: string): Promise<CreditResult> {
+export async function creditOnce(
+  store: Pick<AccountStore, 'grantPackage'>,
+  accountId: string,
+  purchase: Purchase,
+  once: string,
+): Promise<CreditResult> {
   const now: UnixSeconds = Math.floor(Date.now() / 1000);
   const expiresAt = purchase.validDays === null ? null : now + purchase.validDays * 86_400;
   const result: GrantResult = await store.grantPackage(accountId, { tokens: purchase.tokens, expiresAt }, { once });

@@ -4,7 +4,7 @@
  * account's retry resumes the claim, and the once-id keeps the credit single.
  */
 import type { CommerceStore } from '../store/ports/commerce-store';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 import type { TokenPackage } from '../store/records/common';
 import { hashCode } from './codes';
 import { creditOnce } from './grants';
@@ -16,7 +16,11 @@ export type RedeemResult =
   | { kind: 'unknown' }
   | { kind: 'account_not_found' };
 
-export async function redeemCode(deps: { store: Store; commerce: CommerceStore }, accountId: string, code: string): Promise<RedeemResult> {
+export async function redeemCode(
+  deps: { store: Pick<AccountStore, 'grantPackage'>; commerce: CommerceStore },
+  accountId: string,
+  code: string,
+): Promise<RedeemResult> {
   const claim = await deps.commerce.claimCode(hashCode(code), accountId);
   if (claim.kind !== 'claimed') return claim;
   const credit = await creditOnce(deps.store, accountId, claim.code, `code:${claim.code.id}`);

@@ -8,7 +8,7 @@ import express, { Router, type Request, type Response } from 'express';
 import Stripe from 'stripe';
 import { apiError, sendError } from '../http/errors';
 import type { Logger } from '../observability/logger';
-import type { Store } from '../store/ports/store';
+import type { AccountStore } from '../store/ports/account-store';
 import type { Product } from '../store/records/commerce';
 import { storeGuard } from '../console-api/store-guard';
 import { creditOnce } from './grants';
@@ -59,7 +59,12 @@ export async function createCheckout(
 const PAID_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded']);
 
 /** `POST /webhooks/stripe`: reads the raw body itself, as the signature is over the exact bytes Stripe sent. */
-export function stripeWebhook(deps: { stripe: Stripe; webhookSecret: string; store: Store; logger: Logger }): Router {
+export function stripeWebhook(deps: {
+  stripe: Stripe;
+  webhookSecret: string;
+  store: Pick<AccountStore, 'grantPackage'>;
+  logger: Logger;
+}): Router {
   const { stripe, store, logger } = deps;
   const guard = storeGuard(logger);
   const router = Router();

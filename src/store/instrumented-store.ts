@@ -1,31 +1,30 @@
-/** A Store decorator that times every operation and counts failures, for the store metrics. */
+/**
+ * Timing for the store metrics: one typed wrapper per port, each operation timed under its `op` label and its
+ * failures counted. The labels are the dashboards' and alerts' (config/grafana, config/prometheus): keep them.
+ */
 import type { Metrics } from '../observability/metrics';
-import type { Store } from './ports/store';
+import type { AccountStore } from './ports/account-store';
+import type { KeyLookup } from './ports/key-lookup';
+import type { KeyStore } from './ports/key-store';
+import type { MeteringStore } from './ports/metering-store';
+import type { ModelLimitStore } from './ports/model-limit-store';
+import { isWholeStore, type ServingStore, type Store } from './ports/store';
+import type { UsageLedger } from './ports/usage-ledger';
 
-/** Metric `op` labels that predate accounts, kept so dashboards and alerts keep working; others are snake_case. */
-const OP_LABELS: Partial<Record<keyof Store, string>> = {
-  grantPackage: 'grant',
-  findKeyId: 'lookup',
-  revokeKey: 'revoke',
-};
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** Wraps one store operation so each call is timed under `op`. */
+export type Timed = <A extends unknown[], R>(op: string, operation: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 
 /**
- * Every function of the store is wrapped (so operations added to the contract are measured without touching this
- * file), but `close`, which is not a store operation worth timing.
+ * Two clock reads and the op's histogram child, bound once per op. prom-client's startTimer would allocate two
+ * closures, two hrtime arrays and a copy of the labels on every call of the hot path.
  */
-export function instrumentStore(store: Store, metrics: Metrics): Store {
-  /**
-   * One timed operation: two clock reads and the op's histogram child, bound once per op. prom-client's startTimer
-   * would allocate two closures, two hrtime arrays and a copy of the labels on every call of the hot path.
-   */
-  function timed(op: string, method: (...args: unknown[]) => Promise<unknown>) {
+export function storeTimer(metrics: Metrics): Timed {
+  return (op, operation) => {
     const duration = metrics.storeDuration.labels({ op });
     const errors = metrics.storeErrors.labels({ op });
-    return function timedOperation(...args: unknown[]): Promise<unknown> {
+    return function timedOperation(...args) {
       const started = performance.now();
-      return method(...args).then(
+      return operation(...args).then(
         (value) => {
           duration.observe((performance.now() - started) / 1000);
           return value;
@@ -37,23 +36,75 @@ export function instrumentStore(store: Store, metrics: Metrics): Store {
         },
       );
     };
-  }
-  const wrapped: Record<string, unknown> = { kind: store.kind };
-  const methods = new Set<string>();
-  for (let proto: object | null = store; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
-    for (const name of Object.getOwnPropertyNames(proto)) methods.add(name);
-  }
-  const target = store as unknown as Record<string, unknown>;
-  for (const name of methods) {
-    const fn = target[name];
-    if (name === 'constructor' || typeof fn !== 'function') continue;
-    const method = (fn as (...args: unknown[]) => Promise<unknown>).bind(store);
-    if (name === 'close') {
-      wrapped.close = method;
-      continue;
-    }
-    const op = OP_LABELS[name as keyof Store] ?? snakeCase(name);
-    wrapped[name] = timed(op, method);
-  }
-  return wrapped as unknown as Store;
+  };
+}
+
+export function timedMetering(s: MeteringStore, timed: Timed): MeteringStore {
+  return {
+    kind: s.kind,
+    reserve: timed('reserve', s.reserve.bind(s)),
+    renew: timed('renew', s.renew.bind(s)),
+    release: timed('release', s.release.bind(s)),
+    settle: timed('settle', s.settle.bind(s)),
+    ping: timed('ping', s.ping.bind(s)),
+  };
+}
+
+/** `lookup`: the label from before the ports, kept. */
+export function timedKeyLookup(s: KeyLookup, timed: Timed): KeyLookup {
+  return { findKeyId: timed('lookup', s.findKeyId.bind(s)), getKey: timed('get_key', s.getKey.bind(s)) };
+}
+
+export function timedKeys(s: KeyStore, timed: Timed): KeyStore {
+  return {
+    findKeyId: timed('lookup', s.findKeyId.bind(s)),
+    getKey: timed('get_key', s.getKey.bind(s)),
+    createKey: timed('create_key', s.createKey.bind(s)),
+    listKeys: timed('list_keys', s.listKeys.bind(s)),
+    updateKey: timed('update_key', s.updateKey.bind(s)),
+    revokeKey: timed('revoke', s.revokeKey.bind(s)),
+  };
+}
+
+export function timedAccounts(s: AccountStore, timed: Timed): AccountStore {
+  return {
+    createAccount: timed('create_account', s.createAccount.bind(s)),
+    getAccount: timed('get_account', s.getAccount.bind(s)),
+    getAccounts: timed('get_accounts', s.getAccounts.bind(s)),
+    findAccountByEmail: timed('find_account_by_email', s.findAccountByEmail.bind(s)),
+    listAccounts: timed('list_accounts', s.listAccounts.bind(s)),
+    updateAccount: timed('update_account', s.updateAccount.bind(s)),
+    grantPackage: timed('grant', s.grantPackage.bind(s)),
+  };
+}
+
+export function timedLedger(s: UsageLedger, timed: Timed): UsageLedger {
+  return { usage: timed('usage', s.usage.bind(s)) };
+}
+
+export function timedModelLimits(s: ModelLimitStore, timed: Timed): ModelLimitStore {
+  return {
+    admitModel: timed('admit_model', s.admitModel.bind(s)),
+    endModel: timed('end_model', s.endModel.bind(s)),
+    renewModel: timed('renew_model', s.renewModel.bind(s)),
+    modelUse: timed('model_use', s.modelUse.bind(s)),
+  };
+}
+
+/** The store with every port timed; `close` is passed on untimed (it is not a store operation worth timing). */
+export function instrumentStore(store: Store, metrics: Metrics): Store;
+export function instrumentStore(store: ServingStore, metrics: Metrics): ServingStore;
+export function instrumentStore(store: ServingStore, metrics: Metrics): ServingStore {
+  const timed = storeTimer(metrics);
+  if (!isWholeStore(store)) return { ...timedMetering(store, timed), ...timedKeyLookup(store, timed) };
+  const whole: Store = {
+    ...timedMetering(store, timed),
+    ...timedKeys(store, timed),
+    ...timedAccounts(store, timed),
+    ...timedLedger(store, timed),
+    ...timedModelLimits(store, timed),
+    kind: store.kind,
+    close: () => store.close(),
+  };
+  return whole;
 }

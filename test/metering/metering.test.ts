@@ -24,7 +24,7 @@ describe('Meter', () => {
     client.on('error', () => {});
     await new Promise((r) => client.once('ready', r));
     const store = new RedisStore(client);
-    const meter = new Meter({ store, leaseMs: 60_000, logger: createLogger('silent'), retryBaseMs: 50 });
+    const meter = new Meter({ store, modelLimits: store, leaseMs: 60_000, logger: createLogger('silent'), retryBaseMs: 50 });
     try {
       const key = await keyWithTokens(store, 1000);
       await store.reserve({
@@ -95,6 +95,7 @@ describe('Meter', () => {
     const told: Settlement[] = [];
     const meter = new Meter({
       store,
+      modelLimits: store,
       leaseMs: 60_000,
       logger: createLogger('silent'),
       journal: new Journal(file),
@@ -117,6 +118,7 @@ describe('Meter', () => {
     let calls = 0;
     const meter = new Meter({
       store,
+      modelLimits: store,
       leaseMs: 60_000,
       logger,
       onSettle: () => {
