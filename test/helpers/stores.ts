@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { MemoryStore } from '../../src/store/memory/memory-store';
 import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
+import type { AccountStore } from '../../src/store/ports/account-store';
+import type { KeyStore } from '../../src/store/ports/key-store';
 import type { Store } from '../../src/store/ports/store';
 import { generateKey } from '../../src/http/keys';
 import type { Limits } from '../../src/limits/limits';
@@ -47,7 +49,7 @@ export async function makeStore(kind: StoreKind, options: { limitWindowMs?: numb
 }
 
 /** Creates an account without an email, for API use only; returns its id. */
-export async function newAccount(store: Store, name = 'test'): Promise<string> {
+export async function newAccount(store: AccountStore, name = 'test'): Promise<string> {
   const created = await store.createAccount({ email: null, name, passwordHash: null, role: 'member', status: 'active' });
   if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
   return created.account.id;
@@ -55,7 +57,7 @@ export async function newAccount(store: Store, name = 'test'): Promise<string> {
 
 /** Creates a key in `accountId`, or in a new account of its own holding one package of `tokens`; returns the ids and secret. */
 export async function keyWithTokens(
-  store: Store,
+  store: AccountStore & KeyStore,
   tokens: number,
   extra: { models?: string[]; expiresAt?: number | null; limitTokens?: number | null; accountId?: string; limits?: Limits | null } = {},
 ): Promise<{ id: string; accountId: string; secret: string }> {

@@ -1,45 +1,8 @@
-/** The accounts half of the store contract, run on both stores: accounts, their keys and caps, idempotent grants. */
-import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import type { ReserveRequest, Settlement } from '../../src/store/records/metering';
-import type { Store } from '../../src/store/ports/store';
+/** The account port (AccountStore), one contract for both stores: accounts, their balances, and idempotent grants. */
+import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { accountId, member, nowS, reserveReq } from './contract-fixtures';
 
-type Key = { id: string | null; accountId: string };
-
-const reserveReq = (key: Key, requestId: string, over: Partial<ReserveRequest> = {}): ReserveRequest => ({
-  accountId: key.accountId,
-  keyId: key.id,
-  requestId,
-  model: 'acme/m1',
-  fixed: 10,
-  unit: 1,
-  allowance: 100,
-  leaseMs: 60_000,
-  ...over,
-});
-
-const settlement = (key: Key, requestId: string, charged: number): Settlement => ({
-  accountId: key.accountId,
-  keyId: key.id,
-  requestId,
-  model: 'acme/m1',
-  promptTokens: 10,
-  completionTokens: charged - 10,
-  chargedTokens: charged,
-  estimated: false,
-  stream: false,
-  status: 200,
-});
-
-const member = (email: string | null, name = 'Ada') =>
-  ({ email, name, passwordHash: email ? 'scrypt$stub' : null, role: 'member', status: 'active' }) as const;
-
-async function accountId(store: Store, email: string | null, name?: string): Promise<string> {
-  const created = await store.createAccount(member(email, name));
-  if (created.kind !== 'created') throw new Error(created.kind);
-  return created.account.id;
-}
-
-describe.each(storeKinds)('%s store: accounts', (kind) => {
+describe.each(storeKinds)('%s store: account port', (kind) => {
   let s: StoreUnderTest;
   beforeEach(async () => {
     s = await makeStore(kind);
@@ -112,93 +75,17 @@ describe.each(storeKinds)('%s store: accounts', (kind) => {
       expect(await s.store.updateAccount('acc_missing', { name: 'x' })).toBeUndefined();
       expect(await s.store.listAccounts({ limit: 10 })).toHaveLength(1);
     });
-
-    it('refuses every key of a disabled account at once, and serves them again when re-enabled', async () => {
-      const id = await accountId(s.store, null);
-      await s.store.grantPackage(id, { tokens: 1000, expiresAt: null });
-      const a = await keyWithTokens(s.store, 0, { accountId: id });
-      const b = await keyWithTokens(s.store, 0, { accountId: id });
-      await s.store.updateAccount(id, { status: 'disabled' });
-      expect(await s.store.reserve(reserveReq(a, 'r1'))).toEqual({ kind: 'account_disabled' });
-      expect(await s.store.reserve(reserveReq(b, 'r2'))).toEqual({ kind: 'account_disabled' });
-      expect(await s.store.reserve(reserveReq({ id: null, accountId: id }, 'r3'))).toEqual({ kind: 'account_disabled' });
-      await s.store.updateAccount(id, { status: 'active' });
-      expect((await s.store.reserve(reserveReq(a, 'r4'))).kind).toBe('reserved');
-    });
   });
 
-  describe('keys of an account', () => {
-    it('lists an account’s keys only, and refuses a key presented with another account', async () => {
-      const one = await keyWithTokens(s.store, 100);
-      const two = await keyWithTokens(s.store, 100, { accountId: one.accountId });
-      const other = await keyWithTokens(s.store, 100);
-      expect((await s.store.listKeys(one.accountId)).map((k) => k.id)).toEqual([one.id, two.id]);
-      expect((await s.store.listKeys()).map((k) => k.id)).toEqual(expect.arrayContaining([one.id, two.id, other.id]));
-      expect(await s.store.listKeys('acc_missing')).toEqual([]);
-      // A key reserves only on its own account's balance.
-      expect(await s.store.reserve(reserveReq({ id: one.id, accountId: other.accountId }, 'r1'))).toEqual({
-        kind: 'invalid_key',
-        reason: 'not_found',
-      });
-      expect(await s.store.createKey('acc_missing', { hash: 'h', prefix: 'p', name: '', expiresAt: null, models: null })).toBeUndefined();
-      expect(await s.store.findKeyId('h')).toBeUndefined();
-    });
-
-    it('spends the account’s balance from every key, and records the key on the ledger and in its own totals', async () => {
-      const one = await keyWithTokens(s.store, 1000);
-      const two = await keyWithTokens(s.store, 0, { accountId: one.accountId });
-      await s.store.settle(settlement(one, 'r1', 100));
-      await s.store.settle(settlement(two, 'r2', 50));
-      expect(await s.store.getAccount(one.accountId)).toMatchObject({ balance: 850, usage: { requests: 2, chargedTokens: 150 } });
-      expect(await s.store.getKey(two.id)).toMatchObject({ balance: 850, spentTokens: 50, usage: { requests: 1, chargedTokens: 50 } });
-      expect((await s.store.getKey(two.id))!.lastUsed).toBeGreaterThan(0);
-      const ledger = await s.store.usage({ accountId: one.accountId, limit: 10 });
-      expect(ledger.map((r) => [r.requestId, r.accountId, r.keyId])).toEqual([
-        ['r1', one.accountId, one.id],
-        ['r2', one.accountId, two.id],
-      ]);
-      expect((await s.store.usage({ keyId: two.id, limit: 10 })).map((r) => r.requestId)).toEqual(['r2']);
-      expect((await s.store.usage({ accountId: one.accountId, keyId: one.id, limit: 10 })).map((r) => r.requestId)).toEqual(['r1']);
-    });
-
-    it('holds a key to its cap: spent plus reserved never passes it, and the key shows what its account offers it', async () => {
-      const k = await keyWithTokens(s.store, 10_000, { limitTokens: 300 });
-      expect(await s.store.getKey(k.id)).toMatchObject({ balance: 300, limitTokens: 300 });
-      expect(await s.store.reserve(reserveReq(k, 'r1', { allowance: 1000 }))).toEqual({ kind: 'reserved', allowance: 290, amount: 300 });
-      expect(await s.store.reserve(reserveReq(k, 'r2'))).toEqual({ kind: 'insufficient_quota', available: 0, limitedBy: 'key' });
-      await s.store.settle(settlement(k, 'r1', 120));
-      expect(await s.store.getKey(k.id)).toMatchObject({ balance: 180, spentTokens: 120, reserved: 0 });
-      expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 9880 });
-      // The account's balance limits too, when it is the smaller.
-      const poor = await keyWithTokens(s.store, 50, { limitTokens: 300 });
-      expect(await s.store.getKey(poor.id)).toMatchObject({ balance: 50 });
-      expect(await s.store.reserve(reserveReq(poor, 'r3', { fixed: 100 }))).toEqual({
-        kind: 'insufficient_quota',
-        available: 50,
-        limitedBy: 'account',
-      });
-    });
-
-    it('never lets concurrent reservations on three keys pass the account’s balance nor any key’s cap', async () => {
-      const accountId = await newAccount(s.store);
-      await s.store.grantPackage(accountId, { tokens: 1000, expiresAt: null });
-      const keys = [
-        await keyWithTokens(s.store, 0, { accountId, limitTokens: 200 }),
-        await keyWithTokens(s.store, 0, { accountId, limitTokens: 500 }),
-        await keyWithTokens(s.store, 0, { accountId }),
-      ];
-      const results = await Promise.all(
-        Array.from({ length: 90 }, (_, i) => s.store.reserve(reserveReq(keys[i % 3], `r${i}`, { fixed: 0, allowance: 50 }))),
-      );
-      const held = [0, 0, 0];
-      results.forEach((r, i) => (held[i % 3] += r.kind === 'reserved' ? r.amount : 0));
-      expect(held[0]).toBeLessThanOrEqual(200);
-      expect(held[1]).toBeLessThanOrEqual(500);
-      expect(held.reduce((a, b) => a + b, 0)).toBe(1000);
-      expect(await s.store.getAccount(accountId)).toMatchObject({ balance: 0, reserved: 1000 });
-      // A lapsed lease gives back to the key as well as to the account.
-      for (let i = 0; i < 90; i++) await s.store.release(accountId, `r${i}`);
-      expect(await s.store.getKey(keys[0].id)).toMatchObject({ reserved: 0, balance: 200 });
+  describe('packages', () => {
+    it('sums unexpired packages into the balance and ignores expired ones', async () => {
+      const k = await keyWithTokens(s.store, 100);
+      await s.store.grantPackage(k.accountId, { tokens: 50, expiresAt: nowS() + 3600 });
+      await s.store.grantPackage(k.accountId, { tokens: 1000, expiresAt: nowS() - 1 });
+      const state = await s.store.getKey(k.id);
+      expect(state?.balance).toBe(150);
+      expect(state?.packages).toHaveLength(3);
+      expect(await s.store.grantPackage('acc_missing', { tokens: 5, expiresAt: null })).toEqual({ kind: 'account_not_found' });
     });
   });
 
@@ -218,21 +105,6 @@ describe.each(storeKinds)('%s store: accounts', (kind) => {
       const other = await accountId(s.store, null);
       expect((await s.store.grantPackage(other, { tokens: 1, expiresAt: null }, { once: 'code:abc' })).kind).toBe('granted');
       expect(await s.store.getAccount(id)).toMatchObject({ balance: 501 });
-    });
-  });
-
-  describe('requests without a key', () => {
-    it('reserves and settles on the account alone, recorded without a key', async () => {
-      const id = await accountId(s.store, null);
-      await s.store.grantPackage(id, { tokens: 1000, expiresAt: null });
-      const ref = { id: null, accountId: id };
-      expect(await s.store.reserve(reserveReq(ref, 'r1'))).toEqual({ kind: 'reserved', allowance: 100, amount: 110 });
-      expect(await s.store.renew(id, 'r1', 60_000)).toBe(true);
-      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('settled');
-      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('duplicate');
-      expect(await s.store.getAccount(id)).toMatchObject({ balance: 960, reserved: 0 });
-      expect(await s.store.usage({ accountId: id, limit: 10 })).toMatchObject([{ requestId: 'r1', accountId: id, keyId: null }]);
-      expect(await s.store.reserve(reserveReq({ id: null, accountId: 'acc_missing' }, 'r2'))).toEqual({ kind: 'account_not_found' });
     });
   });
 });

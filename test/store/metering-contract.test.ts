@@ -1,48 +1,11 @@
-/** One contract, two stores: MemoryStore and RedisStore (on a real redis-server) must behave the same. */
+/**
+ * The metering port (MeteringStore), one contract for both stores: who may reserve, what a reservation holds and how
+ * it ends, every cap held under concurrency, and settlement exactly once.
+ */
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import type { GrantResult } from '../../src/store/records/account';
-import type { ReserveRequest, Settlement, UsageQuery } from '../../src/store/records/metering';
-import type { TokenPackage } from '../../src/store/records/common';
+import { accountId, granted, nowS, reserveReq, settlement, sleep } from './contract-fixtures';
 
-/** A key as the helpers return it: its id and its account's. */
-type Key = { id: string; accountId: string };
-
-const reserveReq = (key: Key, requestId: string, over: Partial<ReserveRequest> = {}): ReserveRequest => ({
-  accountId: key.accountId,
-  keyId: key.id,
-  requestId,
-  model: 'acme/m1',
-  fixed: 10,
-  unit: 1,
-  allowance: 100,
-  leaseMs: 60_000,
-  ...over,
-});
-
-const settlement = (key: Key, requestId: string, charged: number, over: Partial<Settlement> = {}): Settlement => ({
-  accountId: key.accountId,
-  keyId: key.id,
-  requestId,
-  model: 'acme/m1',
-  promptTokens: 10,
-  completionTokens: charged - 10,
-  chargedTokens: charged,
-  estimated: false,
-  stream: false,
-  status: 200,
-  ...over,
-});
-
-/** The package a grant credited; fails the test when it credited none. */
-function granted(result: GrantResult): TokenPackage {
-  if (result.kind !== 'granted') throw new Error(`expected a grant, got ${result.kind}`);
-  return result.package;
-}
-
-const nowS = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-describe.each(storeKinds)('%s store', (kind) => {
+describe.each(storeKinds)('%s store: metering port', (kind) => {
   let s: StoreUnderTest;
   beforeEach(async () => {
     s = await makeStore(kind);
@@ -51,51 +14,7 @@ describe.each(storeKinds)('%s store', (kind) => {
     await s.close();
   });
 
-  describe('keys', () => {
-    it('finds a key and its account by its hash and keeps name, prefix, expiry, model list and cap', async () => {
-      const expires = nowS() + 100;
-      const accountId = await newAccount(s.store);
-      const made = await s.store.createKey(accountId, {
-        hash: 'h1',
-        prefix: 'sk-abc',
-        name: 'n',
-        expiresAt: expires,
-        models: ['a/b', 'c/d'],
-        limitTokens: 500,
-      });
-      const rec = made!;
-      expect(await s.store.findKeyId('h1')).toEqual({ keyId: rec.id, accountId });
-      expect(await s.store.findKeyId('nope')).toBeUndefined();
-      const state = await s.store.getKey(rec.id);
-      expect(state).toMatchObject({
-        id: rec.id,
-        accountId,
-        limitTokens: 500,
-        spentTokens: 0,
-        lastUsed: null,
-        name: 'n',
-        prefix: 'sk-abc',
-        expiresAt: expires,
-        models: ['a/b', 'c/d'],
-        revokedAt: null,
-        balance: 0,
-      });
-      expect((await s.store.listKeys()).map((k) => k.id)).toContain(rec.id);
-    });
-
-    it('never stores the secret: only what createKey was given', async () => {
-      if (!s.redis) return; // the memory store holds only the NewKey fields by construction
-      const { id, secret } = await keyWithTokens(s.store, 10);
-      const keys = await s.redis.keys(`${s.prefix}*`);
-      for (const k of keys) {
-        const type = await s.redis.type(k);
-        const dump = type === 'hash' ? JSON.stringify(await s.redis.hgetall(k)) : type === 'string' ? await s.redis.get(k) : '';
-        expect(`${k} ${dump}`).not.toContain(secret);
-        expect(`${k} ${dump}`).not.toContain(secret.slice(3));
-      }
-      expect(id).toMatch(/^key_/);
-    });
-
+  describe('who may reserve', () => {
     it('refuses reservations for unknown, revoked and expired keys', async () => {
       expect(await s.store.reserve(reserveReq({ id: 'key_missing', accountId: 'acc_missing' }, 'r0'))).toEqual({
         kind: 'invalid_key',
@@ -114,28 +33,18 @@ describe.each(storeKinds)('%s store', (kind) => {
       expect((await s.store.reserve(reserveReq(k, 'r1'))).kind).toBe('reserved');
       expect(await s.store.reserve(reserveReq(k, 'r2', { model: 'acme/m2' }))).toEqual({ kind: 'model_not_allowed' });
     });
-  });
 
-  describe('packages', () => {
-    it('sums unexpired packages into the balance and ignores expired ones', async () => {
-      const k = await keyWithTokens(s.store, 100);
-      await s.store.grantPackage(k.accountId, { tokens: 50, expiresAt: nowS() + 3600 });
-      await s.store.grantPackage(k.accountId, { tokens: 1000, expiresAt: nowS() - 1 });
-      const state = await s.store.getKey(k.id);
-      expect(state?.balance).toBe(150);
-      expect(state?.packages).toHaveLength(3);
-      expect(await s.store.grantPackage('acc_missing', { tokens: 5, expiresAt: null })).toEqual({ kind: 'account_not_found' });
-    });
-
-    it('drains the package that expires first, never-expiring last', async () => {
-      const k = await keyWithTokens(s.store, 100);
-      const soon = granted(await s.store.grantPackage(k.accountId, { tokens: 30, expiresAt: nowS() + 100 }));
-      const later = granted(await s.store.grantPackage(k.accountId, { tokens: 30, expiresAt: nowS() + 1000 }));
-      await s.store.settle(settlement(k, 'r1', 40));
-      const pk = new Map((await s.store.getKey(k.id))!.packages.map((p) => [p.id, p.remaining]));
-      expect(pk.get(soon.id)).toBe(0);
-      expect(pk.get(later.id)).toBe(20);
-      expect((await s.store.getKey(k.id))!.balance).toBe(120);
+    it('refuses every key of a disabled account at once, and serves them again when re-enabled', async () => {
+      const id = await accountId(s.store, null);
+      await s.store.grantPackage(id, { tokens: 1000, expiresAt: null });
+      const a = await keyWithTokens(s.store, 0, { accountId: id });
+      const b = await keyWithTokens(s.store, 0, { accountId: id });
+      await s.store.updateAccount(id, { status: 'disabled' });
+      expect(await s.store.reserve(reserveReq(a, 'r1'))).toEqual({ kind: 'account_disabled' });
+      expect(await s.store.reserve(reserveReq(b, 'r2'))).toEqual({ kind: 'account_disabled' });
+      expect(await s.store.reserve(reserveReq({ id: null, accountId: id }, 'r3'))).toEqual({ kind: 'account_disabled' });
+      await s.store.updateAccount(id, { status: 'active' });
+      expect((await s.store.reserve(reserveReq(a, 'r4'))).kind).toBe('reserved');
     });
   });
 
@@ -208,6 +117,48 @@ describe.each(storeKinds)('%s store', (kind) => {
     });
   });
 
+  describe('caps', () => {
+    it('holds a key to its cap: spent plus reserved never passes it, and the key shows what its account offers it', async () => {
+      const k = await keyWithTokens(s.store, 10_000, { limitTokens: 300 });
+      expect(await s.store.getKey(k.id)).toMatchObject({ balance: 300, limitTokens: 300 });
+      expect(await s.store.reserve(reserveReq(k, 'r1', { allowance: 1000 }))).toEqual({ kind: 'reserved', allowance: 290, amount: 300 });
+      expect(await s.store.reserve(reserveReq(k, 'r2'))).toEqual({ kind: 'insufficient_quota', available: 0, limitedBy: 'key' });
+      await s.store.settle(settlement(k, 'r1', 120));
+      expect(await s.store.getKey(k.id)).toMatchObject({ balance: 180, spentTokens: 120, reserved: 0 });
+      expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 9880 });
+      // The account's balance limits too, when it is the smaller.
+      const poor = await keyWithTokens(s.store, 50, { limitTokens: 300 });
+      expect(await s.store.getKey(poor.id)).toMatchObject({ balance: 50 });
+      expect(await s.store.reserve(reserveReq(poor, 'r3', { fixed: 100 }))).toEqual({
+        kind: 'insufficient_quota',
+        available: 50,
+        limitedBy: 'account',
+      });
+    });
+
+    it('never lets concurrent reservations on three keys pass the account’s balance nor any key’s cap', async () => {
+      const accountId = await newAccount(s.store);
+      await s.store.grantPackage(accountId, { tokens: 1000, expiresAt: null });
+      const keys = [
+        await keyWithTokens(s.store, 0, { accountId, limitTokens: 200 }),
+        await keyWithTokens(s.store, 0, { accountId, limitTokens: 500 }),
+        await keyWithTokens(s.store, 0, { accountId }),
+      ];
+      const results = await Promise.all(
+        Array.from({ length: 90 }, (_, i) => s.store.reserve(reserveReq(keys[i % 3], `r${i}`, { fixed: 0, allowance: 50 }))),
+      );
+      const held = [0, 0, 0];
+      results.forEach((r, i) => (held[i % 3] += r.kind === 'reserved' ? r.amount : 0));
+      expect(held[0]).toBeLessThanOrEqual(200);
+      expect(held[1]).toBeLessThanOrEqual(500);
+      expect(held.reduce((a, b) => a + b, 0)).toBe(1000);
+      expect(await s.store.getAccount(accountId)).toMatchObject({ balance: 0, reserved: 1000 });
+      // A lapsed lease gives back to the key as well as to the account.
+      for (let i = 0; i < 90; i++) await s.store.release(accountId, `r${i}`);
+      expect(await s.store.getKey(keys[0].id)).toMatchObject({ reserved: 0, balance: 200 });
+    });
+  });
+
   describe('settle', () => {
     it('charges the actual usage, refunds the rest of the reservation and writes one ledger record', async () => {
       const k = await keyWithTokens(s.store, 1000);
@@ -266,39 +217,48 @@ describe.each(storeKinds)('%s store', (kind) => {
       expect(ledger).toHaveLength(20);
       expect(10_000 - (await s.store.getKey(k.id))!.balance).toBe(charged);
     });
-  });
 
-  describe('usage ledger', () => {
-    it('filters by model and reads on incrementally after a cursor, newest last', async () => {
-      const k = await keyWithTokens(s.store, 10_000);
-      for (let i = 0; i < 5; i++) await s.store.settle(settlement(k, `r${i}`, 20, { model: i % 2 ? 'acme/b' : 'acme/a' }));
-      const all = await s.store.usage({ keyId: k.id, limit: 100 });
-      expect(all.map((r) => r.requestId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
-      expect((await s.store.usage({ keyId: k.id, model: 'acme/b', limit: 100 })).map((r) => r.requestId)).toEqual(['r1', 'r3']);
-      expect((await s.store.usage({ keyId: k.id, after: all[2].cursor, limit: 100 })).map((r) => r.requestId)).toEqual(['r3', 'r4']);
-      expect((await s.store.usage({ keyId: k.id, limit: 2 })).map((r) => r.requestId)).toEqual(['r3', 'r4']);
-      // Reading on from a cursor pages forward, so a reader never skips records.
-      expect((await s.store.usage({ keyId: k.id, after: all[0].cursor, limit: 2 })).map((r) => r.requestId)).toEqual(['r1', 'r2']);
-      expect((await s.store.usage({ keyId: k.id, model: 'acme/a', limit: 1 })).map((r) => r.requestId)).toEqual(['r4']);
+    it('drains the package that expires first, never-expiring last', async () => {
+      const k = await keyWithTokens(s.store, 100);
+      const soon = granted(await s.store.grantPackage(k.accountId, { tokens: 30, expiresAt: nowS() + 100 }));
+      const later = granted(await s.store.grantPackage(k.accountId, { tokens: 30, expiresAt: nowS() + 1000 }));
+      await s.store.settle(settlement(k, 'r1', 40));
+      const pk = new Map((await s.store.getKey(k.id))!.packages.map((p) => [p.id, p.remaining]));
+      expect(pk.get(soon.id)).toBe(0);
+      expect(pk.get(later.id)).toBe(20);
+      expect((await s.store.getKey(k.id))!.balance).toBe(120);
     });
 
-    it('pages back in time before a cursor: the newest `limit` records strictly before it, oldest first', async () => {
-      const k = await keyWithTokens(s.store, 10_000);
-      for (let i = 0; i < 5; i++) await s.store.settle(settlement(k, `r${i}`, 20, { model: i % 2 ? 'acme/b' : 'acme/a' }));
-      const all = await s.store.usage({ keyId: k.id, limit: 100 });
-      const ids = async (q: Partial<UsageQuery>) => (await s.store.usage({ keyId: k.id, limit: 100, ...q })).map((r) => r.requestId);
-      expect(await ids({ before: all[3].cursor, limit: 2 })).toEqual(['r1', 'r2']);
-      expect(await ids({ before: all[1].cursor, limit: 2 })).toEqual(['r0']);
-      expect(await ids({ before: all[0].cursor })).toEqual([]);
-      expect(await ids({ before: all[4].cursor, model: 'acme/a', limit: 1 })).toEqual(['r2']);
-      // Both cursors: the records between them, the oldest `limit` (reading forward).
-      expect(await ids({ after: all[0].cursor, before: all[4].cursor, limit: 2 })).toEqual(['r1', 'r2']);
-      // A cursor and a time bound together: the tighter one holds on each side.
-      const last = all[4].created;
-      expect(await ids({ before: all[2].cursor, until: last })).toEqual(['r0', 'r1']);
-      expect(await ids({ before: all[4].cursor, until: all[0].created - 1 })).toEqual([]);
-      expect(await ids({ after: all[2].cursor, since: 0 })).toEqual(['r3', 'r4']);
-      expect(await ids({ after: all[0].cursor, since: last + 1 })).toEqual([]);
+    it('spends the account’s balance from every key, and records the key on the ledger and in its own totals', async () => {
+      const one = await keyWithTokens(s.store, 1000);
+      const two = await keyWithTokens(s.store, 0, { accountId: one.accountId });
+      await s.store.settle(settlement(one, 'r1', 100));
+      await s.store.settle(settlement(two, 'r2', 50));
+      expect(await s.store.getAccount(one.accountId)).toMatchObject({ balance: 850, usage: { requests: 2, chargedTokens: 150 } });
+      expect(await s.store.getKey(two.id)).toMatchObject({ balance: 850, spentTokens: 50, usage: { requests: 1, chargedTokens: 50 } });
+      expect((await s.store.getKey(two.id))!.lastUsed).toBeGreaterThan(0);
+      const ledger = await s.store.usage({ accountId: one.accountId, limit: 10 });
+      expect(ledger.map((r) => [r.requestId, r.accountId, r.keyId])).toEqual([
+        ['r1', one.accountId, one.id],
+        ['r2', one.accountId, two.id],
+      ]);
+      expect((await s.store.usage({ keyId: two.id, limit: 10 })).map((r) => r.requestId)).toEqual(['r2']);
+      expect((await s.store.usage({ accountId: one.accountId, keyId: one.id, limit: 10 })).map((r) => r.requestId)).toEqual(['r1']);
+    });
+  });
+
+  describe('requests without a key', () => {
+    it('reserves and settles on the account alone, recorded without a key', async () => {
+      const id = await accountId(s.store, null);
+      await s.store.grantPackage(id, { tokens: 1000, expiresAt: null });
+      const ref = { id: null, accountId: id };
+      expect(await s.store.reserve(reserveReq(ref, 'r1'))).toEqual({ kind: 'reserved', allowance: 100, amount: 110 });
+      expect(await s.store.renew(id, 'r1', 60_000)).toBe(true);
+      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('settled');
+      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('duplicate');
+      expect(await s.store.getAccount(id)).toMatchObject({ balance: 960, reserved: 0 });
+      expect(await s.store.usage({ accountId: id, limit: 10 })).toMatchObject([{ requestId: 'r1', accountId: id, keyId: null }]);
+      expect(await s.store.reserve(reserveReq({ id: null, accountId: 'acc_missing' }, 'r2'))).toEqual({ kind: 'account_not_found' });
     });
   });
 });

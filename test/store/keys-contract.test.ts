@@ -1,0 +1,77 @@
+/** The key-lookup and key ports (KeyLookup, KeyStore), one contract for both stores: found by hash, never the secret. */
+import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { reserveReq, nowS } from './contract-fixtures';
+
+describe.each(storeKinds)('%s store: key ports', (kind) => {
+  let s: StoreUnderTest;
+  beforeEach(async () => {
+    s = await makeStore(kind);
+  });
+  afterEach(async () => {
+    await s.close();
+  });
+
+  describe('key lookup', () => {
+    it('finds a key and its account by its hash and keeps name, prefix, expiry, model list and cap', async () => {
+      const expires = nowS() + 100;
+      const accountId = await newAccount(s.store);
+      const made = await s.store.createKey(accountId, {
+        hash: 'h1',
+        prefix: 'sk-abc',
+        name: 'n',
+        expiresAt: expires,
+        models: ['a/b', 'c/d'],
+        limitTokens: 500,
+      });
+      const rec = made!;
+      expect(await s.store.findKeyId('h1')).toEqual({ keyId: rec.id, accountId });
+      expect(await s.store.findKeyId('nope')).toBeUndefined();
+      const state = await s.store.getKey(rec.id);
+      expect(state).toMatchObject({
+        id: rec.id,
+        accountId,
+        limitTokens: 500,
+        spentTokens: 0,
+        lastUsed: null,
+        name: 'n',
+        prefix: 'sk-abc',
+        expiresAt: expires,
+        models: ['a/b', 'c/d'],
+        revokedAt: null,
+        balance: 0,
+      });
+      expect((await s.store.listKeys()).map((k) => k.id)).toContain(rec.id);
+    });
+
+    it('never stores the secret: only what createKey was given', async () => {
+      if (!s.redis) return; // the memory store holds only the NewKey fields by construction
+      const { id, secret } = await keyWithTokens(s.store, 10);
+      const keys = await s.redis.keys(`${s.prefix}*`);
+      for (const k of keys) {
+        const type = await s.redis.type(k);
+        const dump = type === 'hash' ? JSON.stringify(await s.redis.hgetall(k)) : type === 'string' ? await s.redis.get(k) : '';
+        expect(`${k} ${dump}`).not.toContain(secret);
+        expect(`${k} ${dump}`).not.toContain(secret.slice(3));
+      }
+      expect(id).toMatch(/^key_/);
+    });
+  });
+
+  describe('keys', () => {
+    it('lists an account’s keys only, and refuses a key presented with another account', async () => {
+      const one = await keyWithTokens(s.store, 100);
+      const two = await keyWithTokens(s.store, 100, { accountId: one.accountId });
+      const other = await keyWithTokens(s.store, 100);
+      expect((await s.store.listKeys(one.accountId)).map((k) => k.id)).toEqual([one.id, two.id]);
+      expect((await s.store.listKeys()).map((k) => k.id)).toEqual(expect.arrayContaining([one.id, two.id, other.id]));
+      expect(await s.store.listKeys('acc_missing')).toEqual([]);
+      // A key reserves only on its own account's balance.
+      expect(await s.store.reserve(reserveReq({ id: one.id, accountId: other.accountId }, 'r1'))).toEqual({
+        kind: 'invalid_key',
+        reason: 'not_found',
+      });
+      expect(await s.store.createKey('acc_missing', { hash: 'h', prefix: 'p', name: '', expiresAt: null, models: null })).toBeUndefined();
+      expect(await s.store.findKeyId('h')).toBeUndefined();
+    });
+  });
+});
