@@ -64,7 +64,10 @@ export interface MeterDeps {
 export interface Routers {
   /** `POST /chat/completions`, `GET /models`, `GET /models/{id}`: mount where the OpenAI API should be (`/v1`). */
   openai: Router;
-  /** The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`. */
+  /**
+   * The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`
+   * (and beside a serving store, as `console` and `webhooks` do).
+   */
   admin: Router;
   /**
    * The console, mounted at `/console`: the browser app, the public model page (`/models`) and its JSON API under
