@@ -1,5 +1,6 @@
 /** The standalone server's Express app: tokenmeter's routers at their usual paths, a 404 and an error handler. */
 import express, { type Express, type RequestHandler } from 'express';
+import { favicon } from './console/favicon';
 import { securityHeaders } from './console/security-headers';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
@@ -32,6 +33,8 @@ export function createApp(meter: Tokenmeter, options: AppOptions): Express {
   app.use(meter.health);
   app.use('/admin', meter.admin);
   app.get('/', securityHeaders, (_req, res) => res.redirect(302, '/console/'));
+  // Browsers ask for it on every page of the origin, whatever the page links.
+  app.get('/favicon.ico', securityHeaders, favicon);
   app.use('/console', meter.console);
   app.use('/webhooks', meter.webhooks);
 

@@ -11,6 +11,8 @@ import { consoleRoutes } from './console/console-routes';
 import { securityHeaders } from './console/security-headers';
 import { consoleApi } from './console-api/console-api';
 import { operatorBridge } from './console-api/operator-bridge';
+import { signedInAccount } from './console-api/session-auth';
+import { Sessions } from './accounts/sessions';
 import { productAdmin } from './products/product-admin';
 import { stripeClient, stripeWebhook } from './products/stripe-checkout';
 import type { CommerceStore } from './store/ports/commerce-store';
@@ -187,7 +189,8 @@ function consoleRouter(
     }),
     errorHandler(logger),
   );
-  router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir }));
+  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, config.sessionIdleMs), store });
+  router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir, signedIn }));
   return router;
 }
 

@@ -45,6 +45,14 @@ export class Sessions {
     return session && { accountId: session.accountId, stamp: session.stamp };
   }
 
+  /** The account id and stamp of a live session, read without restarting its idle time; or undefined. */
+  async peek(cookieValue: string | undefined): Promise<{ accountId: string; stamp: string } | undefined> {
+    const parsed = parseCookieValue(cookieValue);
+    if (!parsed) return undefined;
+    const session = await this.store.readSession(parsed.accountId, hashSessionSecret(parsed.secret));
+    return session && { accountId: session.accountId, stamp: session.stamp };
+  }
+
   async end(cookieValue: string | undefined): Promise<void> {
     const parsed = parseCookieValue(cookieValue);
     if (parsed) await this.store.deleteSession(parsed.accountId, hashSessionSecret(parsed.secret));

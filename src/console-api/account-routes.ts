@@ -112,6 +112,8 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
         await sessions.end(cookie);
       }
       res.setHeader('set-cookie', sessions.clearCookie({ secure: deps.secure(req) }));
+      // The model page signs out with a plain form (it runs no script): a browser navigating here goes on to sign-in.
+      if (req.accepts(['application/json', 'text/html']) === 'text/html') return res.redirect(303, '/console/signin');
       res.json({ logged_out: true });
     }),
   );

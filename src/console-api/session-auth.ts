@@ -41,6 +41,20 @@ export function requireSession(deps: { sessions: Sessions; store: Pick<AccountSt
   };
 }
 
+/**
+ * Who is signed in, for a page that only shows it (the model page's navigation): the account of a live session of an
+ * active account under its current password, or undefined. Read-only: no idle restart, no cookie set, nothing ended.
+ */
+export function signedInAccount(deps: { sessions: Sessions; store: Pick<AccountStore, 'getAccount'> }) {
+  return async function whoIsSignedIn(req: Request): Promise<AccountState | undefined> {
+    const session = await deps.sessions.peek(sessionCookieValue(req.headers.cookie));
+    if (session === undefined) return undefined;
+    const account = await deps.store.getAccount(session.accountId);
+    if (account === undefined || account.status !== 'active' || stampOf(account) !== session.stamp) return undefined;
+    return account;
+  };
+}
+
 /** Only accounts with role `admin`: the operator's routes, with a session instead of ADMIN_TOKEN. */
 export function requireAdminRole(req: Request, res: Response, next: NextFunction): void {
   void req;

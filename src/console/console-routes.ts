@@ -7,13 +7,17 @@ import { join } from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
 import { modelObject } from '../catalog/models-api';
 import type { Catalog } from '../catalog/models';
+import { favicon } from './favicon';
 import { modelPage } from './model-page';
 import { securityHeaders } from './security-headers';
+import type { Viewer } from './server-nav';
 
 export interface ConsoleOptions {
   catalog: () => Catalog;
   /** The browser app as `npm run build` writes it (index.html and assets/); unset or missing: pages say to build it. */
   webDir?: string;
+  /** Who is signed in (read-only), so the model page shows the console's navigation to them; unset: never. */
+  signedIn?: (req: Request) => Promise<Viewer | undefined>;
 }
 
 export function consoleRoutes(options: ConsoleOptions): Router {
@@ -24,9 +28,15 @@ export function consoleRoutes(options: ConsoleOptions): Router {
 
   router.use(securityHeaders);
 
-  router.get('/models', (_req, res) => {
-    res.setHeader('cache-control', 'no-cache');
-    res.type('html').send(modelPage(options.catalog().list().map(modelObject)));
+  router.get('/favicon.svg', favicon);
+
+  router.get('/models', async (req, res) => {
+    // The page is public: when the session cannot be read (the store is down), it shows without the account's links.
+    const viewer = await options.signedIn?.(req).catch(() => undefined);
+    // Private once it names the account; no-cache either way, so a new catalog shows at once.
+    res.setHeader('cache-control', viewer ? 'private, no-cache' : 'no-cache');
+    res.setHeader('vary', 'cookie');
+    res.type('html').send(modelPage(options.catalog().list().map(modelObject), viewer));
   });
 
   if (options.webDir !== undefined) {

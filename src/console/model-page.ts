@@ -2,6 +2,7 @@
 import { SAMPLING_PARAMETERS } from '../catalog/models';
 import type { ModelObject } from '../catalog/models-api';
 import { html, type Html } from './html';
+import { topbar, type Viewer } from './server-nav';
 
 const count = (n: number) => n.toLocaleString('en-US');
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
@@ -65,8 +66,11 @@ function modelRow(m: ModelObject): Html {
   </tr>`;
 }
 
-/** The whole page; every string from the models file goes through `html`'s escaping. */
-export function modelPage(models: readonly ModelObject[]): string {
+/**
+ * The whole page, with the console's navigation for a signed-in `viewer`; every string from the models file goes
+ * through `html`'s escaping.
+ */
+export function modelPage(models: readonly ModelObject[], viewer?: Viewer): string {
   const body =
     models.length === 0
       ? html`<p class="empty">No models are served right now.</p>`
@@ -95,14 +99,12 @@ export function modelPage(models: readonly ModelObject[]): string {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>Models · tokenmeter</title>
+        <link rel="icon" href="/console/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/console/assets/console.css" />
       </head>
       <body>
-        <header class="topbar">
-          <a class="brand" href="/console/">tokenmeter</a>
-          <nav aria-label="Main"><a href="/console/models" aria-current="page">Models</a> <a href="/console/">Console</a></nav>
-        </header>
-        <main id="main">
+        ${topbar('/console/models', viewer)}
+        <main id="main" tabindex="-1">
           <h1>Models</h1>
           <p>
             Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to

@@ -54,6 +54,22 @@ describe('console routes', () => {
     expect(page).not.toMatch(/<script>|<style|style=/);
   });
 
+  test.each(['/favicon.ico', '/console/favicon.svg'])('%s answers with the icon, an SVG image (no 404 on every page)', async (path) => {
+    const res = await fetch(`${proxy.url}${path}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await res.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*<\/svg>$/);
+  });
+
+  test('the app page and the model page link the icon', async () => {
+    for (const path of ['/console/usage', '/console/models']) {
+      expect(await (await fetch(`${proxy.url}${path}`)).text()).toContain(
+        '<link rel="icon" href="/console/favicon.svg" type="image/svg+xml" />',
+      );
+    }
+  });
+
   test('the API paths are not the app: an unknown one is a JSON 404', async () => {
     const res = await fetch(`${proxy.url}/console/api/nothing-here`);
     expect(res.status).toBe(404);

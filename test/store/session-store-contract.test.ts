@@ -1,6 +1,7 @@
 /** One contract, two session stores: MemorySessionStore and RedisSessionStore (on a real redis-server) behave the same. */
 import { makeSessionStore, type Under } from '../helpers/console-stores';
 import { storeKinds } from '../helpers/stores';
+import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
 import type { SessionStore } from '../../src/store/ports/session-store';
 
 const HOUR = 3_600_000;
@@ -21,6 +22,29 @@ describe.each(storeKinds)('%s session store', (kind) => {
       expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toMatchObject({ accountId: 'acc_a', stamp: 's1' });
       expect(await s.store.touchSession('acc_b', 'h1', HOUR)).toBeUndefined();
       expect(await s.store.touchSession('acc_a', 'h2', HOUR)).toBeUndefined();
+    });
+
+    it('reads a live session without restarting its idle time, so looking at a public page keeps no session alive', async () => {
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, stamp: 's1' });
+      expect(await s.store.readSession('acc_a', 'h1')).toMatchObject({ accountId: 'acc_a', stamp: 's1' });
+      expect(await s.store.readSession('acc_b', 'h1')).toBeUndefined();
+      expect(await s.store.readSession('acc_a', 'h2')).toBeUndefined();
+      if (s.redis) {
+        // Its idle expiry, shortened by hand, stays short however often it is read.
+        const key = `${s.prefix}{acc_a}:ss:h1`;
+        await s.redis.pexpire(key, 60_000);
+        for (let i = 0; i < 3; i++) expect(await s.store.readSession('acc_a', 'h1')).toBeDefined();
+        expect(await s.redis.pttl(key)).toBeLessThanOrEqual(60_000);
+      } else {
+        let now = 1_000_000;
+        const store = new MemorySessionStore(() => now);
+        await store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: 1000, stamp: 's1' });
+        now += 600;
+        expect(await store.readSession('acc_a', 'h1')).toBeDefined();
+        now += 600;
+        expect(await store.readSession('acc_a', 'h1')).toBeUndefined();
+        expect(await store.touchSession('acc_a', 'h1', 1000)).toBeUndefined();
+      }
     });
 
     it('ends a session left unused for its idle time, and keeps one that is used within it', async () => {

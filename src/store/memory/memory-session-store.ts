@@ -34,6 +34,13 @@ export class MemorySessionStore implements SessionStore {
     return { accountId, created: s.created, lastSeen: Math.floor(nowMs / 1000), stamp: s.stamp };
   }
 
+  async readSession(accountId: string, hash: string): Promise<SessionRecord | undefined> {
+    const nowMs = this.now();
+    const s = this.sessions.get(accountId)?.get(hash);
+    if (!s || s.lastSeenMs + s.idleMs <= nowMs) return undefined;
+    return { accountId, created: s.created, lastSeen: Math.floor(s.lastSeenMs / 1000), stamp: s.stamp };
+  }
+
   async deleteSession(accountId: string, hash: string): Promise<boolean> {
     this.purgeAccount(accountId, this.now());
     return this.sessions.get(accountId)?.delete(hash) ?? false;

@@ -12,6 +12,8 @@ export interface SessionStore {
   createSession(input: NewSession): Promise<void>;
   /** The session, its idle expiry pushed forward; undefined when unknown or idle for longer than `idleMs`. */
   touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined>;
+  /** The live session as it is, its idle expiry left alone (a page that only shows who is signed in); or undefined. */
+  readSession(accountId: string, hash: string): Promise<SessionRecord | undefined>;
   /** False when there was no such session. */
   deleteSession(accountId: string, hash: string): Promise<boolean>;
   /** Ends every session of the account (logout everywhere, disabling, a new password); resolves to how many. */

@@ -54,6 +54,13 @@ export class RedisSessionStore implements SessionStore {
     return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
   }
 
+  /** One read of one key: the session's key expires with its idle time, so a key still there is a live session. */
+  async readSession(accountId: string, hash: string): Promise<SessionRecord | undefined> {
+    const [created, lastSeen, stamp] = await this.redis.hmget(this.sessionKey(accountId, hash), 'created', 'last_seen', 'stamp');
+    if (created === null) return undefined;
+    return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
+  }
+
   async deleteSession(accountId: string, hash: string): Promise<boolean> {
     return Number(await this.run.tmSessionDelete([this.sessionKey(accountId, hash), this.setKey(accountId)], [hash])) === 1;
   }
