@@ -148,7 +148,7 @@ function operatorRoutes(deps: MeterDeps, store: Store): Router | undefined {
   if (!token) return undefined;
   const { logger } = deps;
   const admin = adminApi({ token, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
-  return Router().use(productAdmin({ commerce: deps.commerce, logger }), operatorBridge(token, admin));
+  return Router().use(productAdmin({ commerce: deps.commerce, store, logger }), operatorBridge(token, admin));
 }
 
 function adminRouter(deps: MeterDeps, operator: Router | undefined): Router {

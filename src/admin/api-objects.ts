@@ -97,6 +97,14 @@ export interface UsageObject {
   cursor: string;
 }
 
+/** A usage record as the operator reads it: with who made it in words (the account's email, the key's name). */
+export interface OperatorUsageObject extends UsageObject {
+  /** Null for an account without an email (API only). */
+  account_email: string | null;
+  /** Null for a request without a key. */
+  key_name: string | null;
+}
+
 export function accountObject(a: AccountRecord): AccountObject {
   return {
     id: a.id,
@@ -189,4 +197,8 @@ export function usageObject(r: UsageRecord): UsageObject {
     created: r.created,
     cursor: r.cursor,
   };
+}
+
+export function operatorUsageObject(r: UsageRecord, names: { accountEmail: string | null; keyName: string | null }): OperatorUsageObject {
+  return { ...usageObject(r), account_email: names.accountEmail, key_name: names.keyName };
 }

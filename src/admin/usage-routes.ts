@@ -2,10 +2,13 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { adminRoute, type AdminContext } from './admin-routes';
-import { usageObject } from './api-objects';
+import { operatorUsageObject } from './api-objects';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import { usageQuery } from '../console-api/schemas';
+import type { AccountStore } from '../store/ports/account-store';
+import type { KeyStore } from '../store/ports/key-store';
+import type { UsageRecord } from '../store/records/metering';
 
 /** The console's usage query (the same parameters), plus the account to read: the operator may read any. */
 export const usageQuerySchema = usageQuery.extend({ account_id: z.string().min(1).optional() });
@@ -39,8 +42,31 @@ export function usageRoutes(ctx: AdminContext): Router {
         before: q.before,
         limit: q.limit,
       });
-      res.json({ data: records.map(usageObject) });
+      const names = await namesOf(ctx.store, records);
+      res.json({
+        data: records.map((r) =>
+          operatorUsageObject(r, {
+            accountEmail: names.emails.get(r.accountId) ?? null,
+            keyName: r.keyId === null ? null : (names.keys.get(r.keyId) ?? null),
+          }),
+        ),
+      });
     }),
   );
   return router;
+}
+
+/**
+ * The emails of the records' accounts and the names of their keys, read once per account in the page (the accounts
+ * in one batch, each account's keys together), not once per record.
+ */
+async function namesOf(
+  store: Pick<AccountStore, 'getAccounts'> & Pick<KeyStore, 'listKeys'>,
+  records: UsageRecord[],
+): Promise<{ emails: Map<string, string | null>; keys: Map<string, string> }> {
+  const accountIds = [...new Set(records.map((r) => r.accountId))];
+  const [accounts, keyLists] = await Promise.all([store.getAccounts(accountIds), Promise.all(accountIds.map((id) => store.listKeys(id)))]);
+  const emails = new Map(accountIds.map((id, i) => [id, accounts[i]?.email ?? null]));
+  const keys = new Map(keyLists.flat().map((k) => [k.id, k.name]));
+  return { emails, keys };
 }

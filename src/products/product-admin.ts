@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
+import type { AccountStore } from '../store/ports/account-store';
 import type { CommerceStore } from '../store/ports/commerce-store';
 import type { RedemptionCode } from '../store/records/commerce';
 import { productObject } from '../console-api/objects';
@@ -84,10 +85,12 @@ export interface CodeObject {
   created: number;
   status: 'active' | 'redeemed' | 'expired';
   redeemed_by: string | null;
+  /** The redeeming account's email, so a person reads who it was (null: not redeemed, or an account without one). */
+  redeemed_by_email: string | null;
   redeemed_at: number | null;
 }
 
-export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000)): CodeObject {
+export function codeObject(c: RedemptionCode, redeemerEmail: string | null = null, now = Math.floor(Date.now() / 1000)): CodeObject {
   const status = c.redeemedBy !== null ? 'redeemed' : c.expiresAt !== null && c.expiresAt <= now ? 'expired' : 'active';
   return {
     id: c.id,
@@ -98,12 +101,21 @@ export function codeObject(c: RedemptionCode, now = Math.floor(Date.now() / 1000
     created: c.created,
     status,
     redeemed_by: c.redeemedBy,
+    redeemed_by_email: redeemerEmail,
     redeemed_at: c.redeemedAt,
   };
 }
 
-export function productAdmin(deps: { commerce: CommerceStore; logger: Logger }): Router {
-  const { commerce, logger } = deps;
+/** The codes as listed, each redeemer's email read once (one batch for the whole list, not one request per code). */
+async function listedCodes(codes: RedemptionCode[], store: Pick<AccountStore, 'getAccounts'>): Promise<CodeObject[]> {
+  const redeemers = [...new Set(codes.flatMap((c) => (c.redeemedBy === null ? [] : [c.redeemedBy])))];
+  const accounts = await store.getAccounts(redeemers);
+  const emails = new Map(redeemers.map((id, i) => [id, accounts[i]?.email ?? null]));
+  return codes.map((c) => codeObject(c, c.redeemedBy === null ? null : (emails.get(c.redeemedBy) ?? null)));
+}
+
+export function productAdmin(deps: { commerce: CommerceStore; store: Pick<AccountStore, 'getAccounts'>; logger: Logger }): Router {
+  const { commerce, store, logger } = deps;
   const guard = storeGuard(logger);
   const router = Router();
   router.use(['/products', '/redemption-codes'], express.json({ limit: '64kb', type: () => true }));
@@ -181,7 +193,7 @@ export function productAdmin(deps: { commerce: CommerceStore; logger: Logger }):
   router.get(
     '/redemption-codes',
     guard(async (_req, res) => {
-      res.json({ data: (await commerce.listCodes()).map((c) => codeObject(c)) });
+      res.json({ data: await listedCodes(await commerce.listCodes(), store) });
     }),
   );
 

@@ -103,6 +103,27 @@ describe('admin API: accounts (redis store)', () => {
     ]);
   });
 
+  it('names each usage record’s account by email and key by name, so the operator reads people, not ids', async () => {
+    const ada = (await admin().post('/admin/accounts', { email: 'ada@example.org', name: 'Ada', tokens: 10_000 })).body;
+    const laptop = (await admin().post(`/admin/accounts/${ada.id}/keys`, { name: 'laptop' })).body;
+    // An API-only account (no email) and its key.
+    const bare = (await admin().post('/admin/keys', { name: 'ci', tokens: 10_000 })).body;
+    await complete(laptop.key).expect(200);
+    await complete(laptop.key).expect(200);
+    await complete(bare.key).expect(200);
+    const all = (await admin().get('/admin/usage')).body.data as {
+      account_id: string;
+      account_email: string | null;
+      key_name: string | null;
+    }[];
+    expect(all).toHaveLength(3);
+    expect(all.filter((r) => r.account_id === ada.id)).toEqual([
+      expect.objectContaining({ account_email: 'ada@example.org', key_name: 'laptop' }),
+      expect.objectContaining({ account_email: 'ada@example.org', key_name: 'laptop' }),
+    ]);
+    expect(all.filter((r) => r.account_id === bare.account_id)).toEqual([expect.objectContaining({ account_email: null, key_name: 'ci' })]);
+  });
+
   it('grants packages to an account whose keys, each within its cap, all spend them', async () => {
     const account = (await admin().post('/admin/accounts', { name: 'team' })).body;
     expect((await admin().post(`/admin/accounts/${account.id}/packages`, { tokens: 10_000 })).status).toBe(201);

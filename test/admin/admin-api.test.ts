@@ -219,12 +219,14 @@ describe('admin API (redis store)', () => {
       expect(Object.keys(records[0]).sort()).toEqual(
         [
           'account_id',
+          'account_email',
           'charged_tokens',
           'completion_tokens',
           'created',
           'cursor',
           'estimated',
           'key_id',
+          'key_name',
           'model',
           'prompt_tokens',
           'request_id',

@@ -1,5 +1,5 @@
 /** The operator's product center: products, redemption codes shown once, listed without the code. */
-import { admin, ADMIN_TOKEN, Browser, startConsole, type ConsoleFixture } from '../helpers/console';
+import { accountWithPassword, admin, ADMIN_TOKEN, Browser, startConsole, type ConsoleFixture } from '../helpers/console';
 import request from 'supertest';
 
 describe('product center admin', () => {
@@ -84,6 +84,29 @@ describe('product center admin', () => {
       );
       expect(`${keys.join(' ')} ${dumps.join(' ')}`).not.toContain(made.body.data[0].code.slice(3, 12));
     }
+  });
+
+  it('lists who redeemed a code by email as well as by account id', async () => {
+    const op = admin(c.proxy.url);
+    const made = (await op.post('/admin/redemption-codes', { tokens: 100, count: 3 })).body.data;
+    const [ada, bob] = [await accountWithPassword(c.s.store, 'ada@example.org'), await accountWithPassword(c.s.store, 'bob@example.org')];
+    for (const [who, code] of [
+      [ada, made[0].code],
+      [bob, made[1].code],
+    ] as const) {
+      const browser = new Browser(c.proxy.url);
+      expect((await browser.login(who.email!)).status).toBe(200);
+      expect((await browser.call('post', '/console/api/redeem', { code })).status).toBe(201);
+    }
+    const listed = (await op.get('/admin/redemption-codes')).body.data as {
+      id: string;
+      redeemed_by: string | null;
+      redeemed_by_email: string | null;
+    }[];
+    const byId = new Map(listed.map((c) => [c.id, c]));
+    expect(byId.get(made[0].id)).toMatchObject({ redeemed_by: ada.id, redeemed_by_email: 'ada@example.org' });
+    expect(byId.get(made[1].id)).toMatchObject({ redeemed_by: bob.id, redeemed_by_email: 'bob@example.org' });
+    expect(byId.get(made[2].id)).toMatchObject({ redeemed_by: null, redeemed_by_email: null });
   });
 
   it('refuses codes for an unknown product, without a product or amount, or with both', async () => {
