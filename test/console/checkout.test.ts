@@ -65,8 +65,8 @@ describe('buying through Stripe Checkout in Chromium', () => {
   test('Buy goes to Checkout, which returns to the result page; the webhook brings the tokens', async () => {
     const { page } = w;
     await signIn(page, url, BUYER);
-    await page.getByRole('link', { name: 'Products' }).click();
-    await settledPage(page, 'Products');
+    await page.getByRole('link', { name: 'Buy tokens' }).click();
+    await settledPage(page, 'Buy tokens');
     // Stripe's hosted page, stood in for: it sends the buyer straight back, as after paying.
     await page.route('https://checkout.stripe.test/**', (route) =>
       route.fulfill({ status: 303, headers: { location: `${url}/console/?checkout=success` } }),

@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core';
 import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { writeModelsFile } from '../helpers/models-file';
 import { launchBrowser, openPage, screenshot, seriousViolations } from '../helpers/browser';
+import { navLabels } from '../helpers/console-browser';
 
 jest.setTimeout(60_000);
 
@@ -56,6 +57,9 @@ describe('the model page in Chromium', () => {
     // The owner's name from the models file shows as the characters it is, and no element was made of it.
     expect(second).toContain('by <img src=x onerror=alert(1)>');
     await expect(page.locator('main img').count()).resolves.toBe(0);
+    // Nobody is signed in: the page offers itself and the way into the console, and no account's links.
+    expect(await navLabels(page)).toEqual(['Models', 'Console']);
+    await expect(page.getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(0);
     // At 375 px nothing scrolls sideways.
     // A string, as the tests compile without the DOM's types.
     const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
-import { ATTACK, adminCall, chat, review, settledPage, signIn } from '../helpers/console-browser';
+import { ATTACK, adminCall, chat, followNavigation, navLabels, review, settledPage, signIn } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
 import { runCli } from '../helpers/processes';
 import { MODEL } from '../helpers/proxy';
@@ -61,18 +61,23 @@ describe('the operator console in Chromium', () => {
   afterEach(() => {
     expect(w.outside).toEqual([]);
     expect(w.cspViolations).toEqual([]);
+    expect(w.missing).toEqual([]);
   });
+
+  const NAVIGATION = ['Overview', 'API keys', 'Buy tokens', 'Usage', 'Accounts', 'Products', 'Redemption codes', 'All usage', 'Models'];
 
   test('an admin signs in and sees the operator pages', async () => {
     await signIn(w.page, url, OPERATOR);
-    for (const name of ['Accounts', 'Catalog', 'Codes', 'All usage']) {
+    for (const name of ['Accounts', 'Products', 'Redemption codes', 'All usage']) {
       await expect(w.page.getByRole('navigation').getByRole('link', { name }).count()).resolves.toBe(1);
     }
+    // Each word names one page, and is that page's heading: the member's "Buy tokens" is not the operator's "Products".
+    expect(await followNavigation(w.page)).toEqual(NAVIGATION);
   });
 
   test('create a product, then edit and deactivate it', async () => {
     const { page } = w;
-    await page.getByRole('link', { name: 'Catalog' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Products', exact: true }).click();
     await settledPage(page, 'Products');
     await expect(page.getByText('No products yet.').count()).resolves.toBe(1);
     const form = page.getByRole('form', { name: 'New product' });
@@ -97,9 +102,51 @@ describe('the operator console in Chromium', () => {
     await page.locator('table.list tbody tr').filter({ hasText: 'on sale' }).waitFor();
   });
 
+  test('a price is typed in the currency’s main unit and kept exactly in its minor unit, or refused', async () => {
+    const { page } = w;
+    await page.getByRole('navigation').getByRole('link', { name: 'Products', exact: true }).click();
+    await settledPage(page, 'Products');
+    const form = page.getByRole('form', { name: 'New product' });
+    const create = async (name: string, currency: string, price: string) => {
+      await form.getByLabel('Name').fill(name);
+      await form.getByLabel('Tokens').fill('1000');
+      await form.getByLabel('Currency').fill(currency);
+      await form.getByLabel('Price').fill(price);
+      await form.getByRole('button', { name: 'Create product' }).click();
+    };
+    const row = (name: string) => page.locator('table.list tbody tr').filter({ hasText: name });
+    await create('Cents', 'usd', '19.99');
+    await row('Cents').waitFor();
+    // 500 yen is 500 of Stripe's yen, not 50,000: the currency's own decimals decide.
+    await create('Yen', 'jpy', '500');
+    await row('Yen').waitFor();
+    const stored = async () =>
+      Object.fromEntries(
+        ((await adminCall(url, ADMIN_TOKEN, 'GET', '/admin/products')).data as { name: string; price: number }[]).map((p) => [
+          p.name,
+          p.price,
+        ]),
+      );
+    expect(await stored()).toEqual({ Starter: 650, Cents: 1999, Yen: 500 });
+    await expect(row('Cents').locator('td[data-label="Price"]').innerText()).resolves.toBe('$19.99');
+    await expect(row('Yen').locator('td[data-label="Price"]').innerText()).resolves.toBe('¥500');
+    // Editing shows the price as it was typed, not as a float.
+    await row('Cents').getByRole('button', { name: 'Edit Cents' }).click();
+    await expect(page.getByRole('form', { name: 'Edit Cents' }).getByLabel('Price').inputValue()).resolves.toBe('19.99');
+    await row('Cents').getByRole('button', { name: 'Edit Cents' }).click();
+
+    // More decimals than the currency has are refused, not rounded, and nothing is created.
+    await create('Fraction', 'usd', '6.505');
+    await form.getByRole('alert').filter({ hasText: 'at most 2 decimals' }).waitFor();
+    await create('Fraction', 'jpy', '5.5');
+    await form.getByRole('alert').filter({ hasText: 'at most 0 decimals' }).waitFor();
+    expect(await stored()).toEqual({ Starter: 650, Cents: 1999, Yen: 500 });
+    await review(w, 'admin-products-prices');
+  });
+
   test('generate codes, download them once as a text file, and see one redeemed', async () => {
     const { page } = w;
-    await page.getByRole('link', { name: 'Codes' }).click();
+    await page.getByRole('link', { name: 'Redemption codes' }).click();
     await settledPage(page, 'Redemption codes');
     await page.getByLabel('Product').selectOption({ label: 'Starter (50,000 tokens)' });
     await page.getByLabel('How many').fill('3');
@@ -120,8 +167,8 @@ describe('the operator console in Chromium', () => {
     // The member redeems one of them in a browser of their own.
     const member = await openPage(browser, url);
     await signIn(member.page, url, MEMBER);
-    await member.page.getByRole('link', { name: 'Products' }).click();
-    await settledPage(member.page, 'Products');
+    await member.page.getByRole('link', { name: 'Buy tokens' }).click();
+    await settledPage(member.page, 'Buy tokens');
     await member.page.getByRole('textbox', { name: 'Code', exact: true }).fill(codes[0]);
     await member.page.getByRole('button', { name: 'Redeem' }).click();
     await member.page.getByRole('status').filter({ hasText: 'Added 50,000 tokens' }).waitFor();
@@ -135,7 +182,11 @@ describe('the operator console in Chromium', () => {
 
     await page.reload();
     await settledPage(page, 'Redemption codes');
-    await expect(page.locator('table.list tbody tr').filter({ hasText: 'redeemed' }).count()).resolves.toBe(1);
+    const redeemed = page.locator('table.list tbody tr').filter({ hasText: 'redeemed' });
+    await expect(redeemed.count()).resolves.toBe(1);
+    // Who redeemed it, by email (the account id is only its title), and the product by name.
+    await expect(redeemed.locator('td[data-label="Redeemed by"]').innerText()).resolves.toMatch(new RegExp(`^${MEMBER.email}\\s+on `));
+    await expect(redeemed.locator('td[data-label="Code id"]').innerText()).resolves.toContain('Starter');
     await review(w, 'admin-codes');
   });
 
@@ -188,11 +239,19 @@ describe('the operator console in Chromium', () => {
   test('the usage across accounts lists the member’s requests, newest first, a page at a time, and as CSV', async () => {
     const { page } = w;
     await page.getByRole('link', { name: 'All usage' }).click();
-    await settledPage(page, 'Usage across accounts');
+    await settledPage(page, 'All usage');
     const rows = page.locator('table.list tbody tr');
     await rows.first().waitFor();
     await expect(rows.count()).resolves.toBe(50);
     await expect(rows.first().innerText()).resolves.toContain(MODEL);
+    // Who made the request in words: the member's email and the key's name, not their ids.
+    await expect(rows.first().locator('td[data-label="Account"]').innerText()).resolves.toBe(MEMBER.email);
+    await expect(rows.first().locator('td[data-label="Key"]').innerText()).resolves.toBe('script');
+    await expect(rows.first().locator('td[data-label="Account"] span').getAttribute('title')).resolves.toBe(memberId);
+    // A time and an email each stay on one line (once a time took five).
+    const lineBoxes = (cell: string) =>
+      page.evaluate(`document.querySelector('table.list tbody tr td[data-label="${cell}"] :first-child').getClientRects().length`);
+    expect([await lineBoxes('Time'), await lineBoxes('Account')]).toEqual([1, 1]);
     await review(w, 'admin-usage');
 
     await page.getByRole('button', { name: 'Show older requests' }).click();
@@ -206,6 +265,8 @@ describe('the operator console in Chromium', () => {
       .trim()
       .split('\r\n');
     expect(lines[0]).toMatch(/^time,account_id,key_id,/);
+    expect(lines[0]).toMatch(/,account_email,request_id$/);
+    expect(lines[1]).toContain(`,${MEMBER.email},`);
     const times = lines.slice(1).map((l) => l.split(',')[0]);
     expect(times).toHaveLength(60);
     // Newest first, each request once.
@@ -216,7 +277,7 @@ describe('the operator console in Chromium', () => {
   test('one account’s usage pages back before a cursor to exactly its 60 requests, then stops', async () => {
     const { page } = w;
     await page.getByRole('link', { name: 'All usage' }).click();
-    await settledPage(page, 'Usage across accounts');
+    await settledPage(page, 'All usage');
     const older = page.waitForResponse((r) => r.url().includes('before='));
     await page.getByLabel('Account id').fill(memberId);
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -227,5 +288,23 @@ describe('the operator console in Chromium', () => {
     await rows.nth(59).waitFor();
     await expect(rows.count()).resolves.toBe(60);
     await expect(page.getByRole('button', { name: 'Show older requests' }).count()).resolves.toBe(0);
+  });
+
+  test('the model page shows the operator’s navigation, and its Sign out (a plain form) ends the session', async () => {
+    const { page } = w;
+    await page.goto(`${url}/console/models`);
+    await settledPage(page, 'Models');
+    expect(await navLabels(page)).toEqual(NAVIGATION);
+    await review(w, 'models-operator');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await settledPage(page, 'Sign in');
+    expect(new URL(page.url()).pathname).toBe('/console/signin');
+    // Signed out, the model page offers only itself and the way in.
+    await page.goto(`${url}/console/models`);
+    await settledPage(page, 'Models');
+    expect(await navLabels(page)).toEqual(['Models', 'Console']);
+    await expect(page.getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(0);
+    await page.goto(`${url}/console/admin/accounts`);
+    await settledPage(page, 'Sign in');
   });
 });

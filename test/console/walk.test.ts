@@ -5,7 +5,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
-import { ATTACK, adminCall, chat, review, settledPage } from '../helpers/console-browser';
+import { ATTACK, adminCall, chat, followNavigation, navLabels, review, settledPage } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
 import { MODEL } from '../helpers/proxy';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
@@ -16,6 +16,37 @@ jest.setTimeout(120_000);
 const ADMIN_TOKEN = 'console-walk-admin-token';
 const EMAIL = 'ada@example.org';
 const PASSWORD = 'a long passphrase';
+
+/** Records the text the page writes on canvases (the chart's axis label), as a reader of the picture sees it. */
+const RECORD_CANVAS_TEXT = `(() => {
+  const texts = (window.__canvasText = []);
+  const fill = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+    texts.push(String(text));
+    return fill.call(this, text, ...rest);
+  };
+})()`;
+
+/**
+ * Reads the chart's canvas: whether today's column is filled in the first series' colour at 10%, 50% and 80% of the
+ * plot's height, and whether the gap between yesterday and today is, halfway up. The plot spans 30 days with half a
+ * day's margin each side, so today's bar is centred 29.5/30 of the way across and 29/30 lies between two bars.
+ */
+const BAR_PROBE = `(() => {
+  const canvas = document.querySelector('.chart-box canvas');
+  const over = document.querySelector('.chart-box .u-over').getBoundingClientRect();
+  const box = canvas.getBoundingClientRect();
+  const scale = canvas.width / box.width;
+  const ctx = canvas.getContext('2d');
+  const blue = (x, y) => {
+    const [r, g, b, a] = ctx.getImageData(Math.round((x - box.left) * scale), Math.round((y - box.top) * scale), 1, 1).data;
+    return a > 200 && Math.abs(r - 31) < 16 && Math.abs(g - 95) < 16 && Math.abs(b - 191) < 16;
+  };
+  const today = over.left + over.width * (29.5 / 30);
+  const between = over.left + over.width * (29 / 30);
+  const above = (f) => over.bottom - over.height * f;
+  return { column: [0.1, 0.5, 0.8].map((f) => blue(today, above(f))), between: blue(between, above(0.5)) };
+})()`;
 
 describe('the console in Chromium', () => {
   let upstream: TestUpstream;
@@ -36,6 +67,7 @@ describe('the console in Chromium', () => {
     url = rp.proxy.url;
     browser = await launchBrowser();
     w = await openPage(browser, url);
+    await w.page.addInitScript(RECORD_CANVAS_TEXT);
     // An alert() would mean a user string ran as script.
     w.page.on('dialog', (d) => {
       dialogs.push(d.message());
@@ -51,6 +83,7 @@ describe('the console in Chromium', () => {
     // Checked after every step: nothing left the proxy, the CSP blocked nothing, nothing ran as script.
     expect(w.outside).toEqual([]);
     expect(w.cspViolations).toEqual([]);
+    expect(w.missing).toEqual([]);
     expect(dialogs).toEqual([]);
   });
 
@@ -96,8 +129,8 @@ describe('the console in Chromium', () => {
     const posts: string[] = [];
     const onRequest = (r: { method(): string; url(): string }) => void (r.method() === 'POST' && posts.push(new URL(r.url()).pathname));
     page.on('request', onRequest);
-    await page.getByRole('link', { name: 'Products' }).click();
-    await settledPage(page, 'Products');
+    await page.getByRole('link', { name: 'Buy tokens' }).click();
+    await settledPage(page, 'Buy tokens');
     page.off('request', onRequest);
     expect(posts).toEqual([]);
     await expect(page.getByRole('heading', { name: `Team ${ATTACK}` }).count()).resolves.toBe(1);
@@ -194,7 +227,17 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
     await page.locator('.chart-box canvas').waitFor();
-    await expect(page.locator('.u-legend').innerText()).resolves.toContain(MODEL);
+    // A day's use is one bar standing on the axis, not a point joined to yesterday's zero by a month-long ramp.
+    expect(await page.evaluate(BAR_PROBE)).toEqual({ column: [true, true, true], between: false });
+    // The y axis says what it counts; the legend names the model in its colour, with its total before any hover.
+    expect(await page.evaluate('window.__canvasText')).toContain('tokens');
+    const legend = await page.locator('.u-legend').innerText();
+    expect(legend).toContain(MODEL);
+    expect(legend).toContain(`${charged} tokens`);
+    expect(legend).not.toContain('—');
+    expect(
+      await page.evaluate(`getComputedStyle(document.querySelector('.u-legend .u-series:nth-child(2) .u-marker')).backgroundColor`),
+    ).toBe('rgb(31, 95, 191)');
     await page.getByText('The numbers behind the chart').click();
     const today = new Date().toISOString().slice(0, 10);
     await expect(page.locator('.chart details table tbody tr').first().innerText()).resolves.toMatch(
@@ -270,6 +313,36 @@ describe('the console in Chromium', () => {
     await expect(page.locator('table.list tbody tr').filter({ hasText: '50,000 on' }).locator('.badge').count()).resolves.toBe(0);
   });
 
+  test('each navigation word is its page’s heading; the model page keeps the navigation, the account and Sign out', async () => {
+    const { page } = w;
+    await page.goto(`${url}/console/`);
+    await settledPage(page, 'Overview');
+    const labels = await followNavigation(page);
+    expect(labels).toEqual(['Overview', 'API keys', 'Buy tokens', 'Usage', 'Models']);
+    // The last link led to the model page, which the server renders: the same links, the account, Sign out.
+    expect(new URL(page.url()).pathname).toBe('/console/models');
+    expect(await navLabels(page)).toEqual(labels);
+    await expect(page.getByRole('banner').getByText(EMAIL).count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(1);
+    await review(w, 'models-signed-in');
+  });
+
+  test('the icon the pages link answers, and so does /favicon.ico', async () => {
+    const { page } = w;
+    for (const path of ['/console/', '/console/models']) {
+      await page.goto(`${url}${path}`);
+      const href = await page.locator('link[rel="icon"]').getAttribute('href');
+      for (const icon of [href, '/favicon.ico']) {
+        const res = await page.request.get(`${url}${icon}`);
+        expect({ icon, status: res.status(), type: res.headers()['content-type'] }).toEqual({
+          icon,
+          status: 200,
+          type: expect.stringMatching(/^image\/svg\+xml/),
+        });
+      }
+    }
+  });
+
   test('the checkout result page after a redirect from Stripe', async () => {
     const { page } = w;
     await page.goto(`${url}/console/?checkout=success`);
@@ -285,12 +358,15 @@ describe('the console in Chromium', () => {
     for (const [path, heading, name] of [
       ['/console/', 'Overview', 'phone-overview'],
       ['/console/keys', 'API keys', 'phone-keys'],
+      ['/console/usage', 'Usage', 'phone-usage'],
+      ['/console/models', 'Models', 'phone-models-signed-in'],
     ] as const) {
       await phone.page.goto(`${url}${path}`);
       await settledPage(phone.page, heading);
       await review(phone, name);
     }
     expect(phone.outside).toEqual([]);
+    expect(phone.missing).toEqual([]);
     await phone.context.close();
   });
 

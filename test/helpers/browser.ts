@@ -48,6 +48,8 @@ export interface WatchedPage {
   outside: string[];
   /** Console messages about Content-Security-Policy violations. */
   cspViolations: string[];
+  /** Paths on `origin` the page asked for that answered 404 (an icon, a stylesheet, an asset). */
+  missing: string[];
 }
 
 export async function openPage(
@@ -64,6 +66,10 @@ export async function openPage(
   const page = await context.newPage();
   const outside: string[] = [];
   const cspViolations: string[] = [];
+  const missing: string[] = [];
+  page.on('response', (r) => {
+    if (r.status() === 404 && r.url().startsWith(`${origin}/`)) missing.push(new URL(r.url()).pathname);
+  });
   page.on('request', (r) => {
     const url = r.url();
     if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) outside.push(url);
@@ -71,7 +77,7 @@ export async function openPage(
   page.on('console', (m) => {
     if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text());
   });
-  return { page, context, outside, cspViolations };
+  return { page, context, outside, cspViolations, missing };
 }
 
 /** axe-core's serious and critical violations on the page as it is now, one line each (empty: none). */

@@ -50,3 +50,24 @@ export async function signIn(page: Page, url: string, who: { email: string; pass
   await page.getByRole('button', { name: 'Sign in' }).click();
   await settledPage(page, 'Overview');
 }
+
+const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
+/** The words of the main navigation's links, in order. */
+export function navLabels(page: Page): Promise<string[]> {
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
+}
+
+/**
+ * Follows every link of the main navigation in turn and checks that the page it opens is headed by the link's word
+ * (a reader should never wonder whether "Catalog" and "Products" are one page). Returns the words, in order.
+ */
+export async function followNavigation(page: Page): Promise<string[]> {
+  const labels = await navLabels(page);
+  for (const label of labels) {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true }).click();
+    await settledPage(page, exactly(label));
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(label);
+  }
+  return labels;
+}

@@ -18,8 +18,16 @@ export type ProductObject = S.Product;
 export type ProductList = S.ProductList;
 export type CreateKeyRequest = S.CreateKeyRequest;
 
-/** A ledger record; the operator's view adds the account, and a keyless request (the operator's own) has no key. */
-export type UsageObject = Omit<S.UsageRecord, 'key_id'> & { key_id: string | null; account_id?: string };
+/**
+ * A ledger record; the operator's view adds the account, with its email and the key's name (null: none), and a
+ * keyless request (the operator's own) has no key.
+ */
+export type UsageObject = Omit<S.UsageRecord, 'key_id'> & {
+  key_id: string | null;
+  account_id?: string;
+  account_email?: string | null;
+  key_name?: string | null;
+};
 
 /** An account as the operator's routes return it (PATCH /admin/accounts/:id); an API-only account has no email. */
 export interface AccountItem {
@@ -47,6 +55,8 @@ export interface CodeObject {
   valid_days: number | null;
   status: 'active' | 'redeemed' | 'expired';
   redeemed_by: string | null;
+  /** The redeeming account's email (null: not redeemed, or an account without one). */
+  redeemed_by_email: string | null;
   redeemed_at: number | null;
   expires_at: number | null;
   created: number;

@@ -31,6 +31,9 @@ export class ApiFailure extends Error {
   }
 }
 
+/** Input the console refuses before asking the API (a price with too many decimals), with what to fix. */
+export class InputProblem extends Error {}
+
 type Query = Record<string, string | number | undefined>;
 
 async function request<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
@@ -119,6 +122,6 @@ export const api = {
 
 /** What to show a person for any thrown value. */
 export function messageOf(err: unknown): string {
-  if (err instanceof ApiFailure) return err.message;
+  if (err instanceof ApiFailure || err instanceof InputProblem) return err.message;
   return 'Something went wrong in the console. Reload the page and try again.';
 }

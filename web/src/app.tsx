@@ -1,8 +1,10 @@
 /** The console's shell: who is signed in, the navigation for their role, and which page the path names. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { MEMBER_PAGES, MODELS_PAGE, OPERATOR_PAGES, navHref, type NavPage } from '../../src/console/console-nav';
 import { api, ApiFailure, messageOf } from './api';
 import type { Me } from './api-types';
+import type { PageProps } from './page-props';
 import { Link, navigate, useLocation } from './router';
 import { ErrorNote } from './ui';
 import { SignIn, SignUp } from './pages/sign-in';
@@ -16,26 +18,7 @@ import { AdminProducts } from './pages/admin-products';
 import { AdminCodes } from './pages/admin-codes';
 import { AdminUsage } from './pages/admin-usage';
 
-export type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: Me };
-
-export interface PageProps {
-  me: Me;
-  /** Fetches the account again (after something changed its balance). */
-  refresh: () => Promise<void>;
-}
-
-const MEMBER_PAGES: [path: string, label: string][] = [
-  ['/console', 'Overview'],
-  ['/console/keys', 'API keys'],
-  ['/console/products', 'Products'],
-  ['/console/usage', 'Usage'],
-];
-const ADMIN_PAGES: [path: string, label: string][] = [
-  ['/console/admin/accounts', 'Accounts'],
-  ['/console/admin/products', 'Catalog'],
-  ['/console/admin/codes', 'Codes'],
-  ['/console/admin/usage', 'All usage'],
-];
+type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: Me };
 
 function page(path: string, query: URLSearchParams, props: PageProps): ComponentChildren {
   const admin = props.me.role === 'admin';
@@ -121,10 +104,12 @@ export function App() {
           {signedIn && <NavLinks pages={MEMBER_PAGES} path={path} />}
           {signedIn && session.me.role === 'admin' && (
             <span class="admin-nav">
-              <NavLinks pages={ADMIN_PAGES} path={path} />
+              <span class="nav-group">Operator</span>
+              <NavLinks pages={OPERATOR_PAGES} path={path} />
             </span>
           )}
-          <a href="/console/models">Models</a>
+          {/* The model page is served apart (it works without JavaScript): an ordinary link, loading it. */}
+          <a href={navHref(MODELS_PAGE)}>{MODELS_PAGE.label}</a>
         </nav>
         {signedIn && (
           <div class="who">
@@ -142,12 +127,12 @@ export function App() {
   );
 }
 
-function NavLinks({ pages, path }: { pages: [string, string][]; path: string }) {
+function NavLinks({ pages, path }: { pages: readonly NavPage[]; path: string }) {
   return (
     <>
-      {pages.map(([href, label]) => (
-        <Link key={href} href={href === '/console' ? '/console/' : href} aria-current={path === href ? 'page' : undefined}>
-          {label}
+      {pages.map((p) => (
+        <Link key={p.path} href={navHref(p)} aria-current={path === p.path ? 'page' : undefined}>
+          {p.label}
         </Link>
       ))}
     </>

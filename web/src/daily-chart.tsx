@@ -1,12 +1,20 @@
-/** Tokens charged per day (UTC) for the last N days, one line per model (uPlot, canvas), with the numbers as a table. */
+/**
+ * Tokens charged per day (UTC) for the last N days: a bar per day, stacked by model (uPlot, canvas), its legend
+ * naming each model with its colour and total, and the numbers as a table.
+ */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { DailyUsage } from './api-types';
 import { tokens } from './format';
+import { ListTable, type Column } from './list-table';
 import { Empty } from './ui';
 
 const PALETTE = ['#1f5fbf', '#c2410c', '#15803d', '#7e22ce', '#b91c1c', '#0f766e', '#a16207', '#be185d'];
 const DAY_MS = 86_400_000;
+const HEIGHT = 260;
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact' });
+/** The y axis's tick steps: whole tokens only (1, 2, 5, 10, 20, 50, …). */
+const WHOLE_STEPS = Array.from({ length: 13 }, (_, k) => [1, 2, 5].map((f) => f * 10 ** k)).flat();
 
 /** The last `days` UTC days, oldest first, as YYYY-MM-DD and as Unix seconds at midnight. */
 function lastDays(days: number): { keys: string[]; times: number[] } {
@@ -21,40 +29,73 @@ function lastDays(days: number): { keys: string[]; times: number[] } {
   return { keys, times };
 }
 
+/**
+ * The plot's options and data. A day's use is one total, so each day is a bar, not a point joined to the next (a
+ * line would draw one busy day as a month-long ramp). Models stack: each series is the running sum up to its model,
+ * drawn tallest first so each shorter bar covers the bottom of the one before; the legend reads the model's own
+ * numbers, its 30-day total until a day is hovered.
+ */
+function plotOf(models: string[], perModel: number[][], times: number[], width: number): { opts: uPlot.Options; data: uPlot.AlignedData } {
+  // A day the model did not use draws no bar of its own (zero would still draw a hairline).
+  const stacked = perModel.map((own, m) =>
+    times.map((_t, d) => (own[d] === 0 ? null : perModel.slice(0, m + 1).reduce((sum, s) => sum + s[d], 0))),
+  );
+  const bars = uPlot.paths.bars!({ size: [0.7, 48] });
+  const order = models.map((_, m) => m).reverse();
+  const halfDay = DAY_MS / 2000;
+  return {
+    opts: {
+      width,
+      height: HEIGHT,
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - halfDay, max + halfDay] },
+        y: { range: (_u, _min, max) => uPlot.rangeNum(0, max || 1, 0.1, true) },
+      },
+      axes: [
+        {},
+        { label: 'tokens', labelSize: 18, size: 50, incrs: WHOLE_STEPS, values: (_u, ticks) => ticks.map((t) => compact.format(t)) },
+      ],
+      series: [
+        { label: 'Day (UTC)', value: (_u, t) => (t == null ? `last ${times.length} days` : new Date(t * 1000).toISOString().slice(0, 10)) },
+        ...order.map((m) => ({
+          label: models[m],
+          stroke: PALETTE[m % PALETTE.length],
+          fill: PALETTE[m % PALETTE.length],
+          width: 1,
+          paths: bars,
+          points: { show: false },
+          value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) =>
+            idx == null ? `${tokens(perModel[m].reduce((a, b) => a + b, 0))} tokens` : tokens(perModel[m][idx]),
+        })),
+      ],
+    },
+    data: [times, ...order.map((m) => stacked[m])],
+  };
+}
+
+const NUMBER_COLUMNS: Column<DailyUsage>[] = [
+  { label: 'Day (UTC)', class: 'nowrap', cell: (r) => r.date },
+  { label: 'Model', cell: (r) => r.model },
+  { label: 'Requests', cell: (r) => tokens(r.requests) },
+  { label: 'Charged tokens', cell: (r) => tokens(r.charged_tokens) },
+];
+
 export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number }) {
   const box = useRef<HTMLDivElement>(null);
-  const { keys, times } = lastDays(days);
   const models = [...new Set(rows.map((r) => r.model))].sort();
-  const series = models.map((model) => {
-    const byDay = new Map(rows.filter((r) => r.model === model).map((r) => [r.date, r.charged_tokens]));
-    return keys.map((k) => byDay.get(k) ?? 0);
-  });
 
   useEffect(() => {
     const el = box.current;
     if (!el || models.length === 0) return;
+    const { keys, times } = lastDays(days);
+    const perModel = models.map((model) => {
+      const byDay = new Map(rows.filter((r) => r.model === model).map((r) => [r.date, r.charged_tokens]));
+      return keys.map((k) => byDay.get(k) ?? 0);
+    });
     const width = () => Math.max(280, el.clientWidth);
-    const plot = new uPlot(
-      {
-        width: width(),
-        height: 260,
-        scales: { x: { time: true } },
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => tokens(t)), size: 70 }],
-        series: [
-          { label: 'Day', value: (_u, t) => (t == null ? '—' : new Date(t * 1000).toISOString().slice(0, 10)) },
-          ...models.map((model, i) => ({
-            label: model,
-            stroke: PALETTE[i % PALETTE.length],
-            width: 2,
-            points: { show: true, size: 6 },
-            value: (_u: uPlot, v: number | null) => (v == null ? '—' : tokens(v)),
-          })),
-        ],
-      },
-      [times, ...series],
-      el,
-    );
-    const observer = new ResizeObserver(() => plot.setSize({ width: width(), height: 260 }));
+    const { opts, data } = plotOf(models, perModel, times, width());
+    const plot = new uPlot(opts, data, el);
+    const observer = new ResizeObserver(() => plot.setSize({ width: width(), height: HEIGHT }));
     observer.observe(el);
     return () => {
       observer.disconnect();
@@ -69,26 +110,7 @@ export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number })
       <div ref={box} class="chart-box" role="img" aria-label={`Tokens charged per day for the last ${days} days, by model`} />
       <details>
         <summary>The numbers behind the chart</summary>
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Day (UTC)</th>
-              <th scope="col">Model</th>
-              <th scope="col">Requests</th>
-              <th scope="col">Charged tokens</th>
-            </tr>
-          </thead>
-          <tbody>
-            {used.map((r) => (
-              <tr key={`${r.date} ${r.model}`}>
-                <td data-label="Day">{r.date}</td>
-                <td data-label="Model">{r.model}</td>
-                <td data-label="Requests">{tokens(r.requests)}</td>
-                <td data-label="Charged">{tokens(r.charged_tokens)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ListTable columns={NUMBER_COLUMNS} rows={used} rowKey={(r) => `${r.date} ${r.model}`} />
       </details>
     </figure>
   );

@@ -11,9 +11,11 @@ export function downloadText(filename: string, text: string, type = 'text/plain'
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+export type CsvValue = string | number | boolean | null;
+
 /** RFC 4180 CSV; cells that a spreadsheet would read as a formula are prefixed with a quote. */
-export function toCsv(header: string[], rows: (string | number | boolean | null)[][]): string {
-  const cell = (v: string | number | boolean | null) => {
+export function toCsv(header: string[], rows: CsvValue[][]): string {
+  const cell = (v: CsvValue) => {
     let s = v === null ? '' : String(v);
     if (/^[=+\-@\t\r]/.test(s) && typeof v === 'string') s = `'${s}`;
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;

@@ -2,9 +2,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { UsageFilter } from './api';
 import type { UsageObject } from './api-types';
-import { downloadText, toCsv } from './download';
-import { dateTime, endOfDay, startOfDay, tokens } from './format';
-import { Empty, ErrorNote, Field, formValue, useAction } from './ui';
+import { downloadText } from './download';
+import { endOfDay, isoTime, shortDateTime, startOfDay, tokens } from './format';
+import { ListTable, tableCsv, type Column } from './list-table';
+import { Empty, ErrorNote, Field, Named, formValue, useAction } from './ui';
 
 const PAGE = 50;
 /** The most rows one CSV download fetches (page by page). */
@@ -16,8 +17,8 @@ export interface LedgerProps {
   keys?: { id: string; label: string }[];
   /** Show an account filter and column (operators). */
   accounts?: boolean;
-  /** How a key id reads in the table (its name). */
-  keyLabel?: (id: string) => string;
+  /** A key's name by its id, where the records do not carry it (the account's own usage). */
+  keyName?: (id: string) => string | undefined;
   filename: string;
 }
 
@@ -64,13 +65,69 @@ async function olderAcrossAccounts(
   return { records, more: page.length === limit && records.length > 0 };
 }
 
+/** The table's columns and the CSV's fields: the operator's view adds the account. */
+function ledgerColumns(props: LedgerProps): Column<UsageObject>[] {
+  const keyName = (r: UsageObject) => r.key_name || (r.key_id !== null ? props.keyName?.(r.key_id) : undefined);
+  const operator = props.accounts === true;
+  const account: Column<UsageObject> = {
+    label: 'Account',
+    cell: (r) => <Named name={r.account_email} id={r.account_id ?? '—'} />,
+    csv: { account_id: (r) => r.account_id ?? '' },
+  };
+  // Last but the request id in the CSV: the columns before it keep their places.
+  const accountEmail: Column<UsageObject> = { csv: { account_email: (r) => r.account_email ?? '' } };
+  return [
+    {
+      label: 'Time',
+      class: 'nowrap',
+      cell: (r) => (
+        <time dateTime={isoTime(r.created)} title={isoTime(r.created)}>
+          {shortDateTime(r.created)}
+        </time>
+      ),
+      csv: { time: (r) => isoTime(r.created) },
+    },
+    ...(operator ? [account] : []),
+    {
+      label: 'Key',
+      cell: (r) => (r.key_id === null ? '(no key)' : <Named name={keyName(r)} id={r.key_id} />),
+      csv: { key_id: (r) => r.key_id ?? '', key: (r) => (r.key_id === null ? '(no key)' : (keyName(r) ?? r.key_id)) },
+    },
+    { label: 'Model', cell: (r) => r.model, csv: { model: (r) => r.model } },
+    { label: 'Prompt', cell: (r) => tokens(r.prompt_tokens), csv: { prompt_tokens: (r) => r.prompt_tokens } },
+    { label: 'Completion', cell: (r) => tokens(r.completion_tokens), csv: { completion_tokens: (r) => r.completion_tokens } },
+    {
+      label: 'Charged',
+      cell: (r) => (
+        <>
+          {tokens(r.charged_tokens)}
+          {r.estimated && <span class="muted"> (estimated)</span>}
+        </>
+      ),
+      csv: { charged_tokens: (r) => r.charged_tokens, estimated: (r) => r.estimated },
+    },
+    {
+      label: 'Status',
+      cell: (r) => (
+        <>
+          {r.status}
+          {r.stream && <span class="muted"> stream</span>}
+        </>
+      ),
+      csv: { stream: (r) => r.stream, status: (r) => r.status },
+    },
+    ...(operator ? [accountEmail] : []),
+    { csv: { request_id: (r) => r.request_id } },
+  ];
+}
+
 export function Ledger(props: LedgerProps) {
   const [filter, setFilter] = useState<UsageFilter>({});
   const [rows, setRows] = useState<UsageObject[]>();
   const [more, setMore] = useState(false);
   const load = useAction();
   const csv = useAction();
-  const label = (id: string | null) => (id === null ? '(no key)' : props.keyLabel ? props.keyLabel(id) : id);
+  const columns = ledgerColumns(props);
 
   const acrossAccounts = props.accounts === true && filter.account_id === undefined && filter.key_id === undefined;
   const fetchOlder = async (shown: UsageObject[]) => {
@@ -104,23 +161,7 @@ export function Ledger(props: LedgerProps) {
         all.push(...page.records);
         more = page.more;
       }
-      const header = ['time', ...(props.accounts ? ['account_id'] : []), 'key_id', 'key', 'model', 'prompt_tokens', 'completion_tokens'];
-      header.push('charged_tokens', 'estimated', 'stream', 'status', 'request_id');
-      const body = all.map((r) => [
-        new Date(r.created * 1000).toISOString(),
-        ...(props.accounts ? [r.account_id ?? ''] : []),
-        r.key_id ?? '',
-        label(r.key_id),
-        r.model,
-        r.prompt_tokens,
-        r.completion_tokens,
-        r.charged_tokens,
-        r.estimated,
-        r.stream,
-        r.status,
-        r.request_id,
-      ]);
-      downloadText(props.filename, toCsv(header, body), 'text/csv');
+      downloadText(props.filename, tableCsv(columns, all), 'text/csv');
     });
 
   return (
@@ -160,40 +201,7 @@ export function Ledger(props: LedgerProps) {
         <Empty>No requests match. Requests made with your keys show here, newest first.</Empty>
       ) : (
         <>
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                {props.accounts && <th scope="col">Account</th>}
-                <th scope="col">Key</th>
-                <th scope="col">Model</th>
-                <th scope="col">Prompt</th>
-                <th scope="col">Completion</th>
-                <th scope="col">Charged</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.request_id}>
-                  <td data-label="Time">{dateTime(r.created)}</td>
-                  {props.accounts && <td data-label="Account">{r.account_id ?? '—'}</td>}
-                  <td data-label="Key">{label(r.key_id)}</td>
-                  <td data-label="Model">{r.model}</td>
-                  <td data-label="Prompt">{tokens(r.prompt_tokens)}</td>
-                  <td data-label="Completion">{tokens(r.completion_tokens)}</td>
-                  <td data-label="Charged">
-                    {tokens(r.charged_tokens)}
-                    {r.estimated && <span class="muted"> (estimated)</span>}
-                  </td>
-                  <td data-label="Status">
-                    {r.status}
-                    {r.stream && <span class="muted"> stream</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ListTable columns={columns} rows={rows} rowKey={(r) => r.request_id} />
           {more && (
             <button type="button" class="secondary" disabled={load.busy} onClick={() => void load.run(() => fetchOlder(rows))}>
               {load.busy ? 'Loading…' : 'Show older requests'}

@@ -115,3 +115,14 @@ export function formValue(form: HTMLFormElement, name: string): string {
   const element = form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null;
   return element ? element.value.trim() : '';
 }
+
+/** A record as people know it (an email, a key's name), its id in the title; the id itself, cut short, without a name. */
+export function Named({ name, id }: { name: string | null | undefined; id: string }) {
+  return name ? (
+    <span title={id}>{name}</span>
+  ) : (
+    <code class="id" title={id}>
+      {id}
+    </code>
+  );
+}

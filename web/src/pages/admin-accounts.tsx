@@ -1,24 +1,59 @@
 /** Operators: find accounts, see their balance, disable or enable them, and grant a package of tokens. */
-import { useEffect, useState } from 'preact/hooks';
-import type { PageProps } from '../app';
+import { useState } from 'preact/hooks';
+import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { AccountListItem } from '../api-types';
 import { date, endOfDay, tokens } from '../format';
+import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
 const PAGE = 50;
+
+const COLUMNS: Column<AccountListItem>[] = [
+  {
+    label: 'Account',
+    cell: (a) => (
+      <>
+        <strong>{a.email ?? '(no email: API only)'}</strong>
+        {a.name && <span> · {a.name}</span>}
+        <br />
+        <span class="muted nowrap">
+          <code class="id" title={a.id}>
+            {a.id}
+          </code>{' '}
+          since {date(a.created)}
+        </span>
+      </>
+    ),
+  },
+  { label: 'Role', cell: (a) => a.role },
+  {
+    label: 'Balance',
+    cell: (a) => (
+      <>
+        {tokens(a.balance)}
+        {a.reserved > 0 && <span class="muted"> ({tokens(a.reserved)} reserved)</span>}
+        {a.debt > 0 && <span class="muted"> ({tokens(a.debt)} owed)</span>}
+      </>
+    ),
+  },
+  { label: 'Status', cell: (a) => <span class={`status ${a.status}`}>{a.status}</span> },
+];
 
 export function AdminAccounts({ me }: PageProps) {
   const [search, setSearch] = useState('');
   const [accounts] = useResource(() => api.admin.accounts({ search: search || undefined, limit: PAGE }), [search]);
   const [more, setMore] = useState<AccountListItem[]>([]);
   const [hasMore, setHasMore] = useState<boolean>();
+  // An account read again after a change (disabled, granted), over the one the list carried.
+  const [changed, setChanged] = useState<Record<string, AccountListItem>>({});
   const paging = useAction();
 
   const submit = (event: SubmitEvent) => {
     event.preventDefault();
     setMore([]);
     setHasMore(undefined);
+    setChanged({});
     setSearch(formValue(event.currentTarget as HTMLFormElement, 'search'));
   };
   const loadMore = (after: string) =>
@@ -27,6 +62,7 @@ export function AdminAccounts({ me }: PageProps) {
       setMore((old) => [...old, ...page.data]);
       setHasMore(page.has_more);
     });
+  const onChanged = (a: AccountListItem) => setChanged((old) => ({ ...old, [a.id]: a }));
 
   return (
     <>
@@ -37,28 +73,17 @@ export function AdminAccounts({ me }: PageProps) {
       </form>
       <Loaded resource={accounts} what="the accounts">
         {(first) => {
-          const shown = [...first.data, ...more];
+          const shown = [...first.data, ...more].map((a) => changed[a.id] ?? a);
           if (shown.length === 0) return <Empty>{search ? `No account matches “${search}”.` : 'No accounts yet.'}</Empty>;
           return (
             <>
-              <table class="list">
-                <thead>
-                  <tr>
-                    <th scope="col">Account</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Balance</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((a) => (
-                    <AccountRow key={a.id} account={a} self={a.id === me.id} />
-                  ))}
-                </tbody>
-              </table>
+              <ListTable
+                columns={COLUMNS}
+                rows={shown}
+                rowKey={(a) => a.id}
+                rowClass={(a) => (a.status === 'disabled' ? 'inactive' : undefined)}
+                actions={(a) => <AccountActions account={a} self={a.id === me.id} onChanged={onChanged} />}
+              />
               {(hasMore ?? first.has_more) && (
                 <button type="button" class="secondary" disabled={paging.busy} onClick={() => void loadMore(shown[shown.length - 1].id)}>
                   {paging.busy ? 'Loading…' : 'Show more accounts'}
@@ -73,11 +98,9 @@ export function AdminAccounts({ me }: PageProps) {
   );
 }
 
-function AccountRow({ account, self }: { account: AccountListItem; self: boolean }) {
-  // The list carries each balance; after a change this row alone reads its account again (rows of later pages too).
-  const [fresh, setFresh] = useState<AccountListItem>();
-  useEffect(() => setFresh(undefined), [account]);
-  const a = fresh ?? account;
+/** Disable or enable the account, and grant it a package; after either, the account is read again (its row shows it). */
+function AccountActions(props: { account: AccountListItem; self: boolean; onChanged: (a: AccountListItem) => void }) {
+  const a = props.account;
   const action = useAction();
   const [granting, setGranting] = useState(false);
   const [granted, setGranted] = useState<string>();
@@ -85,7 +108,7 @@ function AccountRow({ account, self }: { account: AccountListItem; self: boolean
   const toggle = () =>
     action.run(async () => {
       await api.admin.setStatus(a.id, a.status === 'active' ? 'disabled' : 'active');
-      setFresh(await api.admin.account(a.id));
+      props.onChanged(await api.admin.account(a.id));
     });
   const grant = (event: SubmitEvent) => {
     event.preventDefault();
@@ -96,64 +119,45 @@ function AccountRow({ account, self }: { account: AccountListItem; self: boolean
       await api.admin.grant(a.id, { tokens: amount, ...(expires !== undefined ? { expires_at: expires } : {}) });
       const updated = await api.admin.account(a.id);
       setGranting(false);
-      setFresh(updated);
+      props.onChanged(updated);
       setGranted(`Granted ${tokens(amount)} tokens to ${who}.`);
     });
   };
   return (
-    <tr class={a.status === 'disabled' ? 'inactive' : undefined}>
-      <td data-label="Account">
-        <strong>{a.email ?? '(no email: API only)'}</strong>
-        {a.name && <span> · {a.name}</span>}
-        <br />
-        <span class="muted">
-          <code>{a.id}</code> since {date(a.created)}
-        </span>
-      </td>
-      <td data-label="Role">{a.role}</td>
-      <td data-label="Balance">
-        {tokens(a.balance)}
-        {a.reserved > 0 && <span class="muted"> ({tokens(a.reserved)} reserved)</span>}
-        {a.debt > 0 && <span class="muted"> ({tokens(a.debt)} owed)</span>}
-      </td>
-      <td data-label="Status">
-        <span class={`status ${a.status}`}>{a.status}</span>
-      </td>
-      <td data-label="Actions">
-        <div class="buttons">
-          {!self && (
-            <button
-              type="button"
-              class={a.status === 'active' ? 'danger' : 'secondary'}
-              onClick={toggle}
-              disabled={action.busy}
-              aria-label={`${a.status === 'active' ? 'Disable' : 'Enable'} ${who}`}
-            >
-              {a.status === 'active' ? 'Disable' : 'Enable'}
-            </button>
-          )}
+    <>
+      <div class="buttons">
+        {!props.self && (
           <button
             type="button"
-            class="secondary"
-            onClick={() => setGranting(!granting)}
-            aria-expanded={granting}
-            aria-label={`Grant tokens to ${who}`}
+            class={a.status === 'active' ? 'danger' : 'secondary'}
+            onClick={toggle}
+            disabled={action.busy}
+            aria-label={`${a.status === 'active' ? 'Disable' : 'Enable'} ${who}`}
           >
-            Grant tokens
+            {a.status === 'active' ? 'Disable' : 'Enable'}
           </button>
-        </div>
-        {granting && (
-          <form class="inline-form" onSubmit={grant} aria-label={`Grant a package to ${who}`}>
-            <Field label="Tokens" id={`grant-${a.id}-tokens`} name="tokens" type="number" min={1} step={1} required />
-            <Field label="Expires on" id={`grant-${a.id}-expires`} name="expires" type="date" />
-            <button type="submit" disabled={action.busy}>
-              Grant
-            </button>
-          </form>
         )}
-        {granted && <Notice>{granted}</Notice>}
-        {action.error && <ErrorNote message={action.error} />}
-      </td>
-    </tr>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => setGranting(!granting)}
+          aria-expanded={granting}
+          aria-label={`Grant tokens to ${who}`}
+        >
+          Grant tokens
+        </button>
+      </div>
+      {granting && (
+        <form class="inline-form" onSubmit={grant} aria-label={`Grant a package to ${who}`}>
+          <Field label="Tokens" id={`grant-${a.id}-tokens`} name="tokens" type="number" min={1} step={1} required />
+          <Field label="Expires on" id={`grant-${a.id}-expires`} name="expires" type="date" />
+          <button type="submit" disabled={action.busy}>
+            Grant
+          </button>
+        </form>
+      )}
+      {granted && <Notice>{granted}</Notice>}
+      {action.error && <ErrorNote message={action.error} />}
+    </>
   );
 }

@@ -1,11 +1,73 @@
 /** Operators: generate a batch of redemption codes (downloaded once, as a text file) and see each code's status. */
 import { useState } from 'preact/hooks';
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { api } from '../api';
-import type { GeneratedCode } from '../api-types';
+import type { CodeObject, GeneratedCode, ProductObject } from '../api-types';
 import { downloadText } from '../download';
-import { date, dateTime, endOfDay, tokens } from '../format';
-import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
+import { date, endOfDay, isoTime, shortDateTime, tokens } from '../format';
+import { ListTable, type Column } from '../list-table';
+import { Empty, ErrorNote, Field, Loaded, Named, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
+
+/** The codes' columns; a code's product reads by its name where the catalog has it. */
+function codeColumns(products: ProductObject[]): Column<CodeObject>[] {
+  const productName = new Map(products.map((p) => [p.id, p.name]));
+  return [
+    {
+      label: 'Code id',
+      cell: (c) => (
+        <>
+          <code class="id" title={c.id}>
+            {c.id}
+          </code>
+          {c.product_id && (
+            <>
+              <br />
+              <span class="muted">
+                <Named name={productName.get(c.product_id)} id={c.product_id} />
+              </span>
+            </>
+          )}
+        </>
+      ),
+    },
+    { label: 'Tokens', cell: (c) => tokens(c.tokens) },
+    {
+      label: 'Created',
+      class: 'nowrap',
+      cell: (c) => (
+        <>
+          {date(c.created)}
+          {c.expires_at !== null && (
+            <>
+              <br />
+              <span class="muted">until {date(c.expires_at)}</span>
+            </>
+          )}
+        </>
+      ),
+    },
+    { label: 'Status', cell: (c) => <span class={`status ${c.status}`}>{c.status}</span> },
+    {
+      label: 'Redeemed by',
+      cell: (c) =>
+        c.redeemed_by === null ? (
+          '—'
+        ) : (
+          <>
+            <Named name={c.redeemed_by_email} id={c.redeemed_by} />
+            {c.redeemed_at !== null && (
+              <>
+                <br />
+                <time class="muted nowrap" dateTime={isoTime(c.redeemed_at)} title={isoTime(c.redeemed_at)}>
+                  on {shortDateTime(c.redeemed_at)}
+                </time>
+              </>
+            )}
+          </>
+        ),
+    },
+  ];
+}
 
 export function AdminCodes(_props: PageProps) {
   const [codes, reload] = useResource(() => api.admin.codes());
@@ -97,36 +159,7 @@ export function AdminCodes(_props: PageProps) {
           list.length === 0 ? (
             <Empty>No codes yet.</Empty>
           ) : (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Code id</th>
-                  <th scope="col">Tokens</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Redeemed by</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((c) => (
-                  <tr key={c.id}>
-                    <td data-label="Code id">
-                      <code>{c.id}</code>
-                      {c.product_id && <span class="muted"> · {c.product_id}</span>}
-                    </td>
-                    <td data-label="Tokens">{tokens(c.tokens)}</td>
-                    <td data-label="Created">
-                      {date(c.created)}
-                      {c.expires_at !== null && <span class="muted"> · until {date(c.expires_at)}</span>}
-                    </td>
-                    <td data-label="Status">
-                      <span class={`status ${c.status}`}>{c.status}</span>
-                    </td>
-                    <td data-label="Redeemed by">{c.redeemed_by ? `${c.redeemed_by} on ${dateTime(c.redeemed_at)}` : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <ListTable columns={codeColumns(products.state === 'ready' ? products.data : [])} rows={list} rowKey={(c) => c.id} />
           )
         }
       </Loaded>

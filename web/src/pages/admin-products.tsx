@@ -1,25 +1,65 @@
 /** Operators: the product catalog — create a token package for sale, edit it, deactivate or reactivate it. */
 import { useState } from 'preact/hooks';
-import type { PageProps } from '../app';
-import { api } from '../api';
+import type { PageProps } from '../page-props';
+import { InputProblem, api } from '../api';
 import type { ProductObject } from '../api-types';
-import { money, tokens } from '../format';
+import { fromMinorUnits, minorDigits, money, toMinorUnits, tokens } from '../format';
+import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, PageTitle, formValue, useAction, useResource } from '../ui';
 import { validity } from './products';
 
 type ProductInput = Omit<ProductObject, 'id' | 'active'>;
 
-/** The product fields from a form; the price is typed in major units (12.50) and sent in minor units (1250). */
+/**
+ * The product fields from a form. A person thinks of a price as 12.50 dollars, so that is what the form takes (with
+ * the currency beside it); the API, the CLI and Stripe count minor units (1250 cents), which this converts to on the
+ * digits, exactly. An amount the currency cannot hold (12.505 dollars, 5.5 yen) is refused, not rounded.
+ */
 function productInput(form: HTMLFormElement): ProductInput {
   const days = formValue(form, 'valid_days');
+  const currency = formValue(form, 'currency').toLowerCase();
+  const typed = formValue(form, 'price');
+  const price = toMinorUnits(typed, currency);
+  if (price === undefined) {
+    const digits = minorDigits(currency);
+    const example = digits === 0 ? '500' : `12.${'5'.padEnd(digits, '0')}`;
+    throw new InputProblem(
+      `“${typed}” is not a price in ${currency.toUpperCase()}: give the amount with at most ${digits} decimal${digits === 1 ? '' : 's'}, such as ${example}.`,
+    );
+  }
   return {
     name: formValue(form, 'name'),
     tokens: Number(formValue(form, 'tokens')),
     valid_days: days === '' ? null : Number(days),
-    price: Math.round(Number(formValue(form, 'price')) * 100),
-    currency: formValue(form, 'currency').toLowerCase(),
+    price,
+    currency,
   };
 }
+
+const COLUMNS: Column<ProductObject>[] = [
+  {
+    label: 'Product',
+    cell: (p) => (
+      <>
+        <strong>{p.name}</strong>
+        <br />
+        <code class="id muted" title={p.id}>
+          {p.id}
+        </code>
+      </>
+    ),
+  },
+  {
+    label: 'Tokens',
+    cell: (p) => (
+      <>
+        {tokens(p.tokens)} <span class="muted">{validity(p.valid_days)}</span>
+      </>
+    ),
+  },
+  { label: 'Price', class: 'nowrap', cell: (p) => money(p.price, p.currency) },
+  { label: 'Status', cell: (p) => <span class={`status ${p.active ? 'active' : 'disabled'}`}>{p.active ? 'on sale' : 'inactive'}</span> },
+];
 
 function ProductFields({ prefix, product }: { prefix: string; product?: ProductObject }) {
   return (
@@ -37,22 +77,23 @@ function ProductFields({ prefix, product }: { prefix: string; product?: ProductO
         defaultValue={product?.valid_days ?? undefined}
       />
       <Field
-        label="Price"
-        id={`${prefix}-price`}
-        name="price"
-        type="number"
-        min={0}
-        step={0.01}
-        required
-        defaultValue={product ? product.price / 100 : undefined}
-      />
-      <Field
         label="Currency"
         id={`${prefix}-currency`}
         name="currency"
         required
         pattern="[A-Za-z]{3}"
+        hint="Its ISO 4217 code: usd, eur, jpy…"
         defaultValue={product?.currency ?? 'usd'}
+      />
+      <Field
+        label="Price"
+        id={`${prefix}-price`}
+        name="price"
+        inputMode="decimal"
+        autocomplete="off"
+        required
+        hint="In the currency’s main unit: 12.50 for $12.50 (the API and the CLI take cents: 1250)."
+        defaultValue={product ? fromMinorUnits(product.price, product.currency) : undefined}
       />
     </>
   );
@@ -72,7 +113,7 @@ export function AdminProducts(_props: PageProps) {
   };
   return (
     <>
-      <PageTitle title="Catalog">Products</PageTitle>
+      <PageTitle title="Products">Products</PageTitle>
       <form class="panel grid-form" onSubmit={create} aria-labelledby="new-product-title">
         <h2 id="new-product-title">New product</h2>
         <ProductFields prefix="new" />
@@ -83,30 +124,19 @@ export function AdminProducts(_props: PageProps) {
           </button>
         </div>
       </form>
-      <h2>Catalog</h2>
+      <h2>All products</h2>
       <Loaded resource={products} what="the products">
         {(list) =>
           list.length === 0 ? (
             <Empty>No products yet. Create the first one above.</Empty>
           ) : (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Product</th>
-                  <th scope="col">Tokens</th>
-                  <th scope="col">Price</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((p) => (
-                  <ProductRow key={p.id} product={p} onChanged={reload} />
-                ))}
-              </tbody>
-            </table>
+            <ListTable
+              columns={COLUMNS}
+              rows={list}
+              rowKey={(p) => p.id}
+              rowClass={(p) => (p.active ? undefined : 'inactive')}
+              actions={(p) => <ProductActions product={p} onChanged={reload} />}
+            />
           )
         }
       </Loaded>
@@ -114,7 +144,8 @@ export function AdminProducts(_props: PageProps) {
   );
 }
 
-function ProductRow({ product: p, onChanged }: { product: ProductObject; onChanged: () => void }) {
+/** Edit the product (its fields in a form under the buttons), deactivate or activate it. */
+function ProductActions({ product: p, onChanged }: { product: ProductObject; onChanged: () => void }) {
   const [editing, setEditing] = useState(false);
   const action = useAction();
   const save = (event: SubmitEvent) => {
@@ -132,50 +163,30 @@ function ProductRow({ product: p, onChanged }: { product: ProductObject; onChang
       onChanged();
     });
   return (
-    <tr class={p.active ? undefined : 'inactive'}>
-      <td data-label="Product">
-        <strong>{p.name}</strong>
-        <br />
-        <code class="muted">{p.id}</code>
-      </td>
-      <td data-label="Tokens">
-        {tokens(p.tokens)} <span class="muted">{validity(p.valid_days)}</span>
-      </td>
-      <td data-label="Price">{money(p.price, p.currency)}</td>
-      <td data-label="Status">
-        <span class={`status ${p.active ? 'active' : 'disabled'}`}>{p.active ? 'on sale' : 'inactive'}</span>
-      </td>
-      <td data-label="Actions">
-        <div class="buttons">
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setEditing(!editing)}
-            aria-expanded={editing}
-            aria-label={`Edit ${p.name}`}
-          >
-            Edit
+    <>
+      <div class="buttons">
+        <button type="button" class="secondary" onClick={() => setEditing(!editing)} aria-expanded={editing} aria-label={`Edit ${p.name}`}>
+          Edit
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          onClick={toggle}
+          disabled={action.busy}
+          aria-label={`${p.active ? 'Deactivate' : 'Activate'} ${p.name}`}
+        >
+          {p.active ? 'Deactivate' : 'Activate'}
+        </button>
+      </div>
+      {editing && (
+        <form class="stack" onSubmit={save} aria-label={`Edit ${p.name}`}>
+          <ProductFields prefix={`edit-${p.id}`} product={p} />
+          <button type="submit" disabled={action.busy}>
+            Save
           </button>
-          <button
-            type="button"
-            class="secondary"
-            onClick={toggle}
-            disabled={action.busy}
-            aria-label={`${p.active ? 'Deactivate' : 'Activate'} ${p.name}`}
-          >
-            {p.active ? 'Deactivate' : 'Activate'}
-          </button>
-        </div>
-        {editing && (
-          <form class="stack" onSubmit={save} aria-label={`Edit ${p.name}`}>
-            <ProductFields prefix={`edit-${p.id}`} product={p} />
-            <button type="submit" disabled={action.busy}>
-              Save
-            </button>
-          </form>
-        )}
-        {action.error && <ErrorNote message={action.error} />}
-      </td>
-    </tr>
+        </form>
+      )}
+      {action.error && <ErrorNote message={action.error} />}
+    </>
   );
 }

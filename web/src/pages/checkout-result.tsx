@@ -1,5 +1,5 @@
 /** Where Stripe Checkout sends the buyer back: paid (the package arrives with Stripe's webhook) or cancelled. */
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { tokens } from '../format';
 import { Link, useLocation } from '../router';
 import { PageTitle } from '../ui';
@@ -12,7 +12,7 @@ export function CheckoutResult({ me, refresh }: PageProps) {
       <>
         <PageTitle title="Payment cancelled">Payment cancelled</PageTitle>
         <p>
-          Nothing was charged. You can choose a package again in the <Link href="/console/products">product center</Link>.
+          Nothing was charged. You can choose a package again under <Link href="/console/products">Buy tokens</Link>.
         </p>
       </>
     );

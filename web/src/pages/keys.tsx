@@ -1,9 +1,10 @@
 /** API keys: the account's keys, creating one (its secret shown once, with a copy button), revoking with confirmation. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CreatedKey, KeyObject } from '../api-types';
-import { dateTime, nowSeconds, tokens } from '../format';
+import { isoTime, nowSeconds, shortDateTime, tokens } from '../format';
+import { ListTable, type Column } from '../list-table';
 import { CreateKey } from './key-form';
 import { Empty, ErrorNote, Loaded, Notice, PageTitle, useAction, useResource } from '../ui';
 
@@ -22,6 +23,41 @@ export function limitsText(limits: KeyObject['limits']): string {
   if (limits.max_concurrent !== undefined) parts.push(`${tokens(limits.max_concurrent)} at once`);
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
+
+/** A time in the keys' table: short, the exact time in its title. */
+const when = (t: number) => (
+  <time dateTime={isoTime(t)} title={isoTime(t)}>
+    {shortDateTime(t)}
+  </time>
+);
+
+const COLUMNS: Column<KeyObject>[] = [
+  { label: 'Name', cell: (k) => k.name || <span class="muted">(no name)</span> },
+  { label: 'Prefix', class: 'nowrap', cell: (k) => <code>{k.prefix}…</code> },
+  { label: 'Created', class: 'nowrap', cell: (k) => when(k.created) },
+  { label: 'Last used', class: 'nowrap', cell: (k) => (k.last_used ? when(k.last_used) : 'never') },
+  { label: 'Spent', cell: (k) => tokens(k.spent) },
+  { label: 'Cap', cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
+  { label: 'Models', cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
+  { label: 'Limits', cell: (k) => limitsText(k.limits) },
+  {
+    label: 'Status',
+    cell: (k) => {
+      const state = status(k);
+      return (
+        <>
+          <span class={`status ${state}`}>{state}</span>
+          {k.expires_at !== null && state === 'active' && (
+            <span class="muted">
+              {' '}
+              until <span class="nowrap">{when(k.expires_at)}</span>
+            </span>
+          )}
+        </>
+      );
+    },
+  },
+];
 
 export function Keys(_props: PageProps) {
   const [keys, reload] = useResource(() => api.keys());
@@ -46,31 +82,13 @@ export function Keys(_props: PageProps) {
           list.length === 0 ? (
             <Empty>No keys yet. Create one above to call the API.</Empty>
           ) : (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Spent</th>
-                  <th scope="col">Cap</th>
-                  <th scope="col">Models</th>
-                  <th scope="col">Limits</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...list]
-                  .sort((a, b) => b.created - a.created)
-                  .map((k) => (
-                    <KeyRow key={k.id} k={k} onRevoked={reload} />
-                  ))}
-              </tbody>
-            </table>
+            <ListTable
+              columns={COLUMNS}
+              rows={[...list].sort((a, b) => b.created - a.created)}
+              rowKey={(k) => k.id}
+              rowClass={(k) => (status(k) !== 'active' ? 'inactive' : undefined)}
+              actions={(k) => <KeyActions k={k} onRevoked={reload} />}
+            />
           )
         }
       </Loaded>
@@ -78,7 +96,8 @@ export function Keys(_props: PageProps) {
   );
 }
 
-function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
+/** Revoke the key, after a confirmation in place of the button. */
+function KeyActions({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
   // Focus follows the question and its answer, so keyboard users land on the button that replaced the one they pressed.
@@ -98,47 +117,31 @@ function KeyRow({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
       onRevoked();
     });
   return (
-    <tr class={state !== 'active' ? 'inactive' : undefined}>
-      <td data-label="Name">{k.name || <span class="muted">(no name)</span>}</td>
-      <td data-label="Prefix">
-        <code>{k.prefix}…</code>
-      </td>
-      <td data-label="Created">{dateTime(k.created)}</td>
-      <td data-label="Last used">{k.last_used ? dateTime(k.last_used) : 'never'}</td>
-      <td data-label="Spent">{tokens(k.spent)}</td>
-      <td data-label="Cap">{k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)}</td>
-      <td data-label="Models">{k.models === null ? 'all' : k.models.join(', ')}</td>
-      <td data-label="Limits">{limitsText(k.limits)}</td>
-      <td data-label="Status">
-        <span class={`status ${state}`}>{state}</span>
-        {k.expires_at !== null && state === 'active' && <span class="muted"> until {dateTime(k.expires_at)}</span>}
-      </td>
-      <td data-label="Actions">
-        {state !== 'revoked' &&
-          (confirming ? (
-            <div class="confirm" role="group" aria-label={`Confirm revoking ${k.name || k.prefix}`}>
-              <span>Revoke it? Requests with this key fail at once.</span>
-              <button type="button" class="danger" onClick={revoke} disabled={action.busy} ref={confirmButton}>
-                Revoke key
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </div>
-          ) : (
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => setConfirming(true)}
-              aria-label={`Revoke ${k.name || k.prefix}`}
-              ref={revokeButton}
-            >
-              Revoke
+    <>
+      {state !== 'revoked' &&
+        (confirming ? (
+          <div class="confirm" role="group" aria-label={`Confirm revoking ${k.name || k.prefix}`}>
+            <span>Revoke it? Requests with this key fail at once.</span>
+            <button type="button" class="danger" onClick={revoke} disabled={action.busy} ref={confirmButton}>
+              Revoke key
             </button>
-          ))}
-        {action.error && <ErrorNote message={action.error} />}
-      </td>
-    </tr>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setConfirming(true)}
+            aria-label={`Revoke ${k.name || k.prefix}`}
+            ref={revokeButton}
+          >
+            Revoke
+          </button>
+        ))}
+      {action.error && <ErrorNote message={action.error} />}
+    </>
   );
 }
 

@@ -1,11 +1,34 @@
 /** The account's overview: balance and reserved tokens, its packages (expiring ones marked), and 30 days of use. */
 import { useEffect } from 'preact/hooks';
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { api } from '../api';
+import type { PackageObject } from '../api-types';
 import { DailyChart } from '../daily-chart';
 import { date, expiresSoon, nowSeconds, tokens } from '../format';
+import { ListTable, type Column } from '../list-table';
 import { Link } from '../router';
 import { Empty, Loaded, PageTitle, useResource } from '../ui';
+
+const PACKAGE_COLUMNS: Column<PackageObject>[] = [
+  {
+    label: 'Granted',
+    cell: (p) => (
+      <>
+        {tokens(p.tokens)} on {date(p.created)}
+      </>
+    ),
+  },
+  { label: 'Remaining', cell: (p) => tokens(p.remaining) },
+  {
+    label: 'Expires',
+    cell: (p) => (
+      <>
+        {p.expires_at === null ? 'never' : date(p.expires_at)}
+        {expiresSoon(p.expires_at) && <strong class="badge">expires soon</strong>}
+      </>
+    ),
+  },
+];
 
 export function Overview({ me, refresh }: PageProps) {
   const [daily] = useResource(() => api.daily(30));
@@ -50,29 +73,12 @@ export function Overview({ me, refresh }: PageProps) {
       {live.length === 0 ? (
         <Empty>No packages with tokens left.</Empty>
       ) : (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Granted</th>
-              <th scope="col">Remaining</th>
-              <th scope="col">Expires</th>
-            </tr>
-          </thead>
-          <tbody>
-            {live.map((p) => (
-              <tr key={p.id} class={expiresSoon(p.expires_at) ? 'soon' : undefined}>
-                <td data-label="Granted">
-                  {tokens(p.tokens)} on {date(p.created)}
-                </td>
-                <td data-label="Remaining">{tokens(p.remaining)}</td>
-                <td data-label="Expires">
-                  {p.expires_at === null ? 'never' : date(p.expires_at)}
-                  {expiresSoon(p.expires_at) && <strong class="badge">expires soon</strong>}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ListTable
+          columns={PACKAGE_COLUMNS}
+          rows={live}
+          rowKey={(p) => p.id}
+          rowClass={(p) => (expiresSoon(p.expires_at) ? 'soon' : undefined)}
+        />
       )}
 
       <h2>Tokens charged per day</h2>

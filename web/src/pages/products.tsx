@@ -1,6 +1,6 @@
-/** The product center: the token packages for sale, redeeming a code, and buying through Stripe Checkout. */
+/** Buy tokens (the product center): the token packages for sale, redeeming a code, and buying through Stripe Checkout. */
 import { useState } from 'preact/hooks';
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { api, messageOf } from '../api';
 import type { PackageObject, ProductObject } from '../api-types';
 import { date, money, tokens } from '../format';
@@ -14,7 +14,7 @@ export function Products({ refresh }: PageProps) {
   const [products] = useResource(() => api.products());
   return (
     <>
-      <PageTitle title="Products">Products</PageTitle>
+      <PageTitle title="Buy tokens">Buy tokens</PageTitle>
       <Redeem onRedeemed={refresh} />
       <h2>Token packages</h2>
       <Loaded resource={products} what="the products">

@@ -1,5 +1,5 @@
 /** The account's usage: its ledger, newest first, filtered by key, model and dates, paged, downloadable as CSV. */
-import type { PageProps } from '../app';
+import type { PageProps } from '../page-props';
 import { api } from '../api';
 import { Ledger } from '../ledger';
 import { Loaded, PageTitle, useResource } from '../ui';
@@ -16,7 +16,7 @@ export function UsagePage(_props: PageProps) {
             <Ledger
               fetchPage={api.usage}
               keys={list.map((k) => ({ id: k.id, label: names.get(k.id)! }))}
-              keyLabel={(id) => names.get(id) ?? id}
+              keyName={(id) => names.get(id)}
               filename="tokenmeter-usage.csv"
             />
           );

@@ -1,0 +1,69 @@
+/**
+ * The console's one table of records: a header row, a row per record, the row's actions under a visually hidden
+ * "Actions" header; on a narrow screen each row becomes a card whose cells carry their column's label. The same
+ * columns make the CSV export, so a table and its download cannot drift apart.
+ */
+import type { ComponentChildren } from 'preact';
+import { toCsv, type CsvValue } from './download';
+
+export interface Column<T> {
+  /** The header, and each cell's label on a narrow screen. A column without a label and cell is in the CSV only. */
+  label?: string;
+  cell?: (row: T) => ComponentChildren;
+  /** Classes of the column's cells (`nowrap`, `num`). */
+  class?: string;
+  /** The column's fields in the CSV, by header, in order (one cell may show several); unset: not exported. */
+  csv?: Record<string, (row: T) => CsvValue>;
+}
+
+export interface ListTableProps<T> {
+  columns: Column<T>[];
+  rows: readonly T[];
+  rowKey: (row: T) => string;
+  rowClass?: (row: T) => string | undefined;
+  /** The last cell of each row: its buttons and forms. */
+  actions?: (row: T) => ComponentChildren;
+}
+
+export function ListTable<T>({ columns, rows, rowKey, rowClass, actions }: ListTableProps<T>) {
+  const shown = columns.filter((c) => c.cell !== undefined);
+  return (
+    <table class="list">
+      <thead>
+        <tr>
+          {shown.map((c) => (
+            <th key={c.label} scope="col">
+              {c.label}
+            </th>
+          ))}
+          {actions && (
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={rowKey(row)} class={rowClass?.(row)}>
+            {shown.map((c) => (
+              <td key={c.label} data-label={c.label} class={c.class}>
+                {c.cell!(row)}
+              </td>
+            ))}
+            {actions && <td class="actions">{actions(row)}</td>}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The rows as CSV: the columns' fields, in column order. */
+export function tableCsv<T>(columns: Column<T>[], rows: readonly T[]): string {
+  const fields = columns.flatMap((c) => Object.entries(c.csv ?? {}));
+  return toCsv(
+    fields.map(([header]) => header),
+    rows.map((row) => fields.map(([, value]) => value(row))),
+  );
+}
