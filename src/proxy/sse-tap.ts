@@ -3,8 +3,9 @@
  * usage chunk and each chunk's top-level `model` value in the Buffer, splices the client's model id over the
  * upstream's, drops the usage-only chunk the client did not ask for, and passes every other byte through as the same
  * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
+ * Each line is read once, up to the end of its top-level object, with no search for a longer needle than one byte.
  */
-import { findModelValue, stringEnd } from './model-rewriter';
+import { bytesEqual, TopLevelScan } from './model-rewriter';
 import { StreamedText } from './streamed-text';
 
 export interface Usage {
@@ -22,10 +23,9 @@ export interface SseTapOptions {
 const NL = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
-const DATA = Buffer.from('data:');
+const COLON = 0x3a;
+const DATA_LENGTH = 'data:'.length;
 const DONE = Buffer.from('[DONE]');
-const MODEL_KEY = Buffer.from('"model"');
-const USAGE_KEY = Buffer.from('"usage"');
 const EMPTY = Buffer.alloc(0);
 /** What a line's inspection decided: pass it as it is, or drop it with its newline; otherwise where to splice. */
 const KEEP = -1;
@@ -40,9 +40,7 @@ export class SseTap {
   private held: Buffer | undefined;
   private skipBlank = false;
   private readonly text = new StreamedText();
-  /** Per chunk: where the next `"model"` / `"usage"` is (-1: none), so each is searched for once, not per line. */
-  private modelAt = -1;
-  private usageAt = -1;
+  private readonly scan = new TopLevelScan();
   /** Where the model value that `inspect` asked to splice ends. */
   private modelEnd = 0;
 
@@ -69,8 +67,6 @@ export class SseTap {
     const rest = this.held;
     this.held = undefined;
     if (rest === undefined) return EMPTY;
-    this.modelAt = rest.indexOf(MODEL_KEY);
-    this.usageAt = rest.indexOf(USAGE_KEY);
     const at = this.inspect(rest, 0, rest.length);
     if (at === KEEP) return rest;
     if (at === DROP) return EMPTY;
@@ -89,8 +85,6 @@ export class SseTap {
 
   /** The whole lines `data[0, end)` as the client gets them: the same bytes unless a line changes. */
   private lines(data: Buffer, end: number): Buffer {
-    this.modelAt = data.indexOf(MODEL_KEY);
-    this.usageAt = data.indexOf(USAGE_KEY);
     let pieces: Buffer[] | undefined;
     // data[kept, start) is unchanged output not yet in pieces.
     let kept = 0;
@@ -120,30 +114,26 @@ export class SseTap {
       this.skipBlank = false;
       if (end === start || (end === start + 1 && data[start] === CR)) return DROP;
     }
-    if (end - start < DATA.length || data.compare(DATA, 0, DATA.length, start, start + DATA.length) !== 0) return KEEP;
-    let from = start + DATA.length;
+    if (end - start < DATA_LENGTH || !isDataField(data, start)) return KEEP;
+    let from = start + DATA_LENGTH;
     if (data[from] === SPACE) from++;
     const payloadEnd = data[end - 1] === CR ? end - 1 : end;
-    if (payloadEnd - from === DONE.length && data.compare(DONE, 0, DONE.length, from, payloadEnd) === 0) {
+    if (bytesEqual(data, from, payloadEnd, DONE)) {
       this.done = true;
       return KEEP;
     }
-    if (this.usageAt !== -1 && this.usageAt < from) this.usageAt = data.indexOf(USAGE_KEY, from);
-    if (this.usageAt !== -1 && this.usageAt < end && usageIsObject(data, this.usageAt + USAGE_KEY.length, end)) {
+    const scan = this.scan;
+    scan.scan(data, from, end, true);
+    if (scan.usage) {
       if (!this.readUsage(data, from, end)) this.text.add(data, from, end);
       else if (this.options.dropUsageChunk) {
         this.skipBlank = true;
         return DROP;
       }
     } else this.text.add(data, from, end);
-    if (this.modelAt !== -1 && this.modelAt < from) this.modelAt = data.indexOf(MODEL_KEY, from);
-    if (this.modelAt === -1 || this.modelAt >= end) return KEEP;
-    const open = findModelValue(data, from, end);
-    if (open === -1) return KEEP;
-    const close = stringEnd(data, open, end);
-    const model = this.options.model;
-    if (close === -1 || (close - open === model.length && data.compare(model, 0, model.length, open, close) === 0)) return KEEP;
-    this.modelEnd = close;
+    const open = scan.modelOpen;
+    if (open === -1 || bytesEqual(data, open, scan.modelClose, this.options.model)) return KEEP;
+    this.modelEnd = scan.modelClose;
     return open;
   }
 
@@ -164,12 +154,9 @@ export class SseTap {
   }
 }
 
-/** True when the value after `"usage"` (ending at `from`) is an object, not null. */
-function usageIsObject(data: Buffer, from: number, end: number): boolean {
-  let i = from;
-  while (i < end && data[i] === SPACE) i++;
-  if (data[i] !== 0x3a /* : */) return false;
-  i++;
-  while (i < end && data[i] === SPACE) i++;
-  return data[i] === 0x7b; /* { */
+/** Whether the line at `start` begins with `data:` (read byte by byte: cheaper than a native compare). */
+function isDataField(data: Buffer, start: number): boolean {
+  return (
+    data[start] === 0x64 && data[start + 1] === 0x61 && data[start + 2] === 0x74 && data[start + 3] === 0x61 && data[start + 4] === COLON
+  );
 }

@@ -1,5 +1,5 @@
 /** The byte-level model rewrite: only the top-level `model` value changes, every other byte stays. */
-import { findModelValue, modelValue, rewriteModel } from '../../src/proxy/model-rewriter';
+import { findModelValue, modelValue, rewriteModel, TopLevelScan } from '../../src/proxy/model-rewriter';
 
 const rw = (json: string, id = 'c/m') => rewriteModel(Buffer.from(json), modelValue(id)).toString();
 
@@ -41,5 +41,29 @@ describe('findModelValue', () => {
   it('gives -1 for a value that is not a string and for a key that is a value', () => {
     expect(findModelValue(Buffer.from('{"model":7}'), 0, 11)).toBe(-1);
     expect(findModelValue(Buffer.from('{"x":"model","y":1}'), 0, 19)).toBe(-1);
+  });
+});
+
+describe('TopLevelScan', () => {
+  const scanned = (json: string) => {
+    const scan = new TopLevelScan();
+    scan.scan(Buffer.from(json), 0, Buffer.byteLength(json), true);
+    return { model: scan.modelOpen === -1 ? null : json.slice(scan.modelOpen, scan.modelClose), usage: scan.usage };
+  };
+
+  it('finds a top-level usage object after the model, in the same pass', () => {
+    expect(scanned('{"model":"up","choices":[],"usage":{"prompt_tokens":1}}')).toEqual({ model: '"up"', usage: true });
+    expect(scanned('{"usage" : {},"model":"up"}')).toEqual({ model: '"up"', usage: true });
+  });
+
+  it("takes no usage that is null, nested or inside a string for the chunk's own", () => {
+    expect(scanned('{"model":"up","usage":null}').usage).toBe(false);
+    expect(scanned('{"model":"up","choices":[{"usage":{"x":1}}]}').usage).toBe(false);
+    expect(scanned('{"model":"up","c":"\\"usage\\":{}"}').usage).toBe(false);
+  });
+
+  it('keeps the first top-level model key, even when a later one has a string value', () => {
+    expect(scanned('{"model":null,"model":"later"}').model).toBeNull();
+    expect(scanned('{"model":"first","model":"later"}').model).toBe('"first"');
   });
 });
