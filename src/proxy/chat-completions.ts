@@ -16,7 +16,7 @@ import type { Meter } from '../metering/metering';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
 import type { Catalog } from '../catalog/models';
-import type { Upstreams } from './upstream-proxy';
+import { resender, type Upstreams } from './upstream-proxy';
 
 export interface ChatCompletionsOptions {
   /** The current catalog (a function, so a reload takes effect for the next request). */
@@ -205,7 +205,7 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         hideUsageChunk,
         promptTokens: () => prompt.count(),
         lease: meter.hold(accountId, requestId, model),
-        resend: () => void Promise.resolve(forward(req, res, next)).catch(next),
+        resend: resender(forward, req, res, next),
       },
       res,
     );

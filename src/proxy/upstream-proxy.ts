@@ -4,7 +4,7 @@
  */
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Exchange } from './exchange';
 
@@ -52,6 +52,16 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     pathRewrite: () => '/chat/completions',
   });
   return { url: options.url, forward, close: () => agent.destroy() };
+}
+
+/**
+ * Sends a request through `forward` again (Exchange.fail: a pooled connection the upstream had closed). Made here
+ * rather than as an arrow in the route handler: there it would put the request, the response and `next` in the
+ * handler's own scope, which is created before the reservation is awaited and so is often old enough to be promoted
+ * by a scavenge, and it would take them (and everything they hold) into the old generation with it.
+ */
+export function resender(forward: RequestHandler, req: Request, res: Response, next: NextFunction): () => void {
+  return () => void Promise.resolve(forward(req, res, next)).catch(next);
 }
 
 /** Upstreams by base URL, made on first use. */
