@@ -79,8 +79,15 @@ export class Exchange {
     const socket = proxyReq.socket;
     if (socket?.connecting) {
       const timer = setTimeout(() => this.timeout(proxyReq), this.deps.connectTimeoutMs);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
+      // Both listeners go once either fires: the socket outlives this exchange in the keep-alive pool, and a listener
+      // left on it would keep the whole exchange (its request, response and bodies) alive as long as the socket.
+      const connected = () => {
+        clearTimeout(timer);
+        socket.off('connect', connected);
+        socket.off('close', connected);
+      };
+      socket.once('connect', connected);
+      socket.once('close', connected);
     }
   }
 
