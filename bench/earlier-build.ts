@@ -51,3 +51,15 @@ export function buildEarlier(revision: string): EarlierBuild {
     throw err;
   }
 }
+
+/** The working tree as it is (uncommitted changes included), compiled into a temporary directory of its own. */
+export function buildWorkingTree(): EarlierBuild {
+  const dir = mkdtempSync(join(tmpdir(), 'tm-bench-here-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', cleanup);
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'bench/tsconfig.servers.json'), '--outDir', dir], { stdio: 'inherit' });
+  // The compiled files resolve their packages from the nearest node_modules up the tree: give them ours.
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { label: 'working tree', server: join(dir, 'bench/tokenmeter-server.js'), cleanup };
+}
