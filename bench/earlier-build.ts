@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StartOptions } from './processes';
 
 const ROOT = join(__dirname, '..');
 
@@ -50,6 +51,16 @@ export function buildEarlier(revision: string): EarlierBuild {
     cleanup();
     throw err;
   }
+}
+
+/** How to start it: on a Redis database of its own (`/1`), since its key layout may differ from today's. */
+export function earlierProcess(build: EarlierBuild, label: string, upstreamUrl: string, redisUrl: string): StartOptions {
+  return {
+    name: label,
+    command: process.execPath,
+    args: ['--expose-gc', build.server],
+    env: { ...process.env, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
+  };
 }
 
 /** The working tree as it is (uncommitted changes included), compiled into a temporary directory of its own. */

@@ -13,6 +13,8 @@ export interface Endpoint {
 }
 
 export interface Sample {
+  /** When it was sent, in ms since the epoch (`performance.timeOrigin + now()`: comparable with the target's clock). */
+  startedAt: number;
   /** 200 with a body. */
   ok: boolean;
   /** Time to the first body byte. */
@@ -29,8 +31,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** One request; resolves when its response ended or it failed. `onFirstByte` runs once, at the first body byte. */
 function send(endpoint: Endpoint, agent: Agent, onFirstByte?: () => void): Promise<Sample> {
   const start = performance.now();
+  const startedAt = performance.timeOrigin + start;
   return new Promise((resolve) => {
-    const failed = () => resolve({ ok: false, ttfbMs: -1, totalMs: performance.now() - start });
+    const failed = () => resolve({ startedAt, ok: false, ttfbMs: -1, totalMs: performance.now() - start });
     const req = request({ host: '127.0.0.1', port: endpoint.port, method: 'POST', path: PATH, headers: endpoint.headers, agent }, (res) => {
       let ttfbMs = -1;
       res.on('data', () => {
@@ -38,7 +41,7 @@ function send(endpoint: Endpoint, agent: Agent, onFirstByte?: () => void): Promi
         ttfbMs = performance.now() - start;
         onFirstByte?.();
       });
-      res.once('end', () => resolve({ ok: res.statusCode === 200 && ttfbMs >= 0, ttfbMs, totalMs: performance.now() - start }));
+      res.once('end', () => resolve({ startedAt, ok: res.statusCode === 200 && ttfbMs >= 0, ttfbMs, totalMs: performance.now() - start }));
       res.once('error', failed);
     });
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy());

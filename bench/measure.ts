@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Sample } from './load';
 import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
+import { closeWindow, openWindow, type Waits } from './tail';
 import { endpoint, jsonBody, settings, streamBody } from './workload';
 
 export interface Figures {
@@ -20,10 +21,26 @@ export interface Figures {
   jsonP99Ms: number;
   jsonTtfbP50Ms: number;
   jsonTtfbP99Ms: number;
+  jsonTtfbP999Ms: number;
   streamP50Ms: number;
   streamP99Ms: number;
   streamTtfbP50Ms: number;
   streamTtfbP99Ms: number;
+  streamTtfbP999Ms: number;
+  /**
+   * What the target's event loop waited on at the fixed rates (see tail.ts): its delay, the GC pauses, and how many of
+   * the slowest requests had a GC pause inside them. NaN for a target that does not serve these figures.
+   */
+  jsonLoopDelayP99Ms: number;
+  jsonLoopDelayMaxMs: number;
+  jsonGcPct: number;
+  jsonGcMaxMs: number;
+  jsonSlowWithGcPct: number;
+  streamLoopDelayP99Ms: number;
+  streamLoopDelayMaxMs: number;
+  streamGcPct: number;
+  streamGcMaxMs: number;
+  streamSlowWithGcPct: number;
   /** VmRSS growth while the paced streams were open, per open stream (both read after a full GC, for node targets). */
   rssPerStreamKiB: number;
   /** Target CPU time per paced stream (about one upstream event per read, as from a real model server). */
@@ -86,7 +103,7 @@ async function saturate(pid: number, e: Endpoint): Promise<Window> {
   };
 }
 
-function latencies(samples: Sample[]): { p50: number; p99: number; ttfbP50: number; ttfbP99: number; failed: number } {
+function latencies(samples: Sample[]): { p50: number; p99: number; ttfbP50: number; ttfbP99: number; ttfbP999: number; failed: number } {
   const ok = samples.filter((s) => s.ok);
   const total = ok.map((s) => s.totalMs);
   const ttfb = ok.map((s) => s.ttfbMs);
@@ -95,6 +112,7 @@ function latencies(samples: Sample[]): { p50: number; p99: number; ttfbP50: numb
     p99: percentile(total, 99),
     ttfbP50: percentile(ttfb, 50),
     ttfbP99: percentile(ttfb, 99),
+    ttfbP999: percentile(ttfb, 99.9),
     failed: samples.length - ok.length,
   };
 }
@@ -123,10 +141,20 @@ export interface TargetUnderTest {
   key: string;
   /** Asks the target for a full GC, when it can do one (the bench's node servers can). */
   collectGarbage?: () => void;
+  /** The side port of its event-loop and GC figures (loop-stats.ts), when it serves them. */
+  statsPort?: number;
+}
+
+function waitsLine(w: Waits): string {
+  if (Number.isNaN(w.gcPct)) return 'no event-loop figures';
+  return (
+    `event-loop delay p99 ${w.loopDelayP99Ms.toFixed(1)} ms, max ${w.loopDelayMaxMs.toFixed(1)} ms; GC ${w.gcPct.toFixed(1)} % of the ` +
+    `window, longest ${w.gcMaxMs.toFixed(1)} ms; ${w.slowWithGcPct.toFixed(0)} % of the slowest 1 % had a GC pause inside`
+  );
 }
 
 export async function measure(target: TargetUnderTest, log: (line: string) => void): Promise<Figures> {
-  const { pid, port, key, collectGarbage } = target;
+  const { pid, port, key, collectGarbage, statsPort } = target;
   const json = endpoint(port, key, jsonBody);
   const stream = endpoint(port, key, streamBody);
   const paced = endpoint(port, key, streamBody, { 'x-mock-chunk-delay-ms': String(settings.pacedChunkDelayMs) });
@@ -167,16 +195,18 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
 
   const atRate = async (e: Endpoint, rate: number) => {
     const cpu0 = cpuMs(pid);
+    const began = await openWindow(statsPort);
     const r = await openLoop(e, rate, settings.rateWindowMs);
-    return { ...latencies(r.samples), cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.sent };
+    const waits = await closeWindow(statsPort, began, r.samples);
+    return { ...latencies(r.samples), cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.sent, waits };
   };
   const jsonLat = await atRate(json, settings.jsonRate);
   log(
-    `JSON at ${settings.jsonRate}/s: TTFB p50 ${jsonLat.ttfbP50.toFixed(2)} ms, p99 ${jsonLat.ttfbP99.toFixed(2)} ms, ${jsonLat.cpuUs.toFixed(0)} µs CPU/request`,
+    `JSON at ${settings.jsonRate}/s: TTFB p50 ${jsonLat.ttfbP50.toFixed(2)} ms, p99 ${jsonLat.ttfbP99.toFixed(2)} ms, ${jsonLat.cpuUs.toFixed(0)} µs CPU/request; ${waitsLine(jsonLat.waits)}`,
   );
   const streamLat = await atRate(stream, settings.streamRate);
   log(
-    `stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms, ${streamLat.cpuUs.toFixed(0)} µs CPU/stream`,
+    `stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms, ${streamLat.cpuUs.toFixed(0)} µs CPU/stream; ${waitsLine(streamLat.waits)}`,
   );
   failed += jsonLat.failed + streamLat.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
@@ -197,10 +227,22 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     jsonP99Ms: jsonLat.p99,
     jsonTtfbP50Ms: jsonLat.ttfbP50,
     jsonTtfbP99Ms: jsonLat.ttfbP99,
+    jsonTtfbP999Ms: jsonLat.ttfbP999,
     streamP50Ms: streamLat.p50,
     streamP99Ms: streamLat.p99,
     streamTtfbP50Ms: streamLat.ttfbP50,
     streamTtfbP99Ms: streamLat.ttfbP99,
+    streamTtfbP999Ms: streamLat.ttfbP999,
+    jsonLoopDelayP99Ms: jsonLat.waits.loopDelayP99Ms,
+    jsonLoopDelayMaxMs: jsonLat.waits.loopDelayMaxMs,
+    jsonGcPct: jsonLat.waits.gcPct,
+    jsonGcMaxMs: jsonLat.waits.gcMaxMs,
+    jsonSlowWithGcPct: jsonLat.waits.slowWithGcPct,
+    streamLoopDelayP99Ms: streamLat.waits.loopDelayP99Ms,
+    streamLoopDelayMaxMs: streamLat.waits.loopDelayMaxMs,
+    streamGcPct: streamLat.waits.gcPct,
+    streamGcMaxMs: streamLat.waits.gcMaxMs,
+    streamSlowWithGcPct: streamLat.waits.slowWithGcPct,
     rssPerStreamKiB,
     pacedCpuUs,
     jsonRateCpuUs: jsonLat.cpuUs,

@@ -26,6 +26,8 @@ export interface TargetResult {
   rounds?: Figures[];
   /** Each figure's ratio to the passthrough of the same round, over the rounds. */
   ratios?: Partial<Record<keyof Figures, Spread>>;
+  /** The latencies' difference from the passthrough of the same round (ms), over the rounds: what the target adds. */
+  added?: Partial<Record<keyof Figures, Spread>>;
   /** Why the target was not measured. */
   skipped?: string;
 }
@@ -56,11 +58,16 @@ export function summarize(target: TargetResult, rounds: Figures[], baseRounds: (
   const keys = Object.keys(rounds[0]) as (keyof Figures)[];
   const figures = Object.fromEntries(keys.map((k) => [k, spread(rounds.map((r) => r[k])).median])) as unknown as Figures;
   const ratios: Partial<Record<keyof Figures, Spread>> = {};
+  const added: Partial<Record<keyof Figures, Spread>> = {};
   for (const k of keys) {
     const each = rounds.flatMap((r, i) => (baseRounds[i] ? [r[k] / (baseRounds[i] as Figures)[k]] : []));
     if (each.length > 0) ratios[k] = spread(each);
   }
-  return { ...target, figures, rounds, ratios };
+  for (const k of ADDED) {
+    const each = rounds.flatMap((r, i) => (baseRounds[i] ? [r[k] - (baseRounds[i] as Figures)[k]] : []));
+    if (each.length > 0) added[k] = spread(each);
+  }
+  return { ...target, figures, rounds, ratios, added };
 }
 
 type Goal =
@@ -92,10 +99,12 @@ const METRICS: Metric[] = [
   { key: 'jsonP99Ms', label: 'JSON latency p99', unit: 'ms', digits: 2 },
   { key: 'jsonTtfbP50Ms', label: 'JSON TTFB p50', unit: 'ms', digits: 2, goal: { kind: 'max-added', value: 1 } },
   { key: 'jsonTtfbP99Ms', label: 'JSON TTFB p99', unit: 'ms', digits: 2, goal: { kind: 'max-added', value: 3 } },
+  { key: 'jsonTtfbP999Ms', label: 'JSON TTFB p99.9', unit: 'ms', digits: 2 },
   { key: 'streamP50Ms', label: 'stream duration p50', unit: 'ms', digits: 2 },
   { key: 'streamP99Ms', label: 'stream duration p99', unit: 'ms', digits: 2 },
   { key: 'streamTtfbP50Ms', label: 'stream TTFB p50', unit: 'ms', digits: 2, goal: { kind: 'max-added', value: 1 } },
   { key: 'streamTtfbP99Ms', label: 'stream TTFB p99', unit: 'ms', digits: 2, goal: { kind: 'max-added', value: 3 } },
+  { key: 'streamTtfbP999Ms', label: 'stream TTFB p99.9', unit: 'ms', digits: 2 },
   { key: 'rssPerStreamKiB', label: 'RSS per open stream', unit: 'KiB', digits: 1, goal: { kind: 'max-value', value: 64 } },
   { key: 'pacedCpuUs', label: 'CPU per paced stream', unit: 'µs', digits: 0, goal: { kind: 'max-ratio', value: 1.1 } },
   { key: 'jsonBusyPct', label: 'target busy, JSON max', unit: '%', digits: 0 },
@@ -123,7 +132,17 @@ export interface Report {
   verdicts: Verdict[];
 }
 
-const num = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+/** The fixed-rate latencies whose difference from the passthrough's, round by round, is reported (tail-report.ts). */
+export const ADDED: (keyof Figures)[] = [
+  'jsonTtfbP50Ms',
+  'jsonTtfbP99Ms',
+  'jsonTtfbP999Ms',
+  'streamTtfbP50Ms',
+  'streamTtfbP99Ms',
+  'streamTtfbP999Ms',
+];
+
+export const num = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
 /** A target's ratio to the passthrough: the median of its per-round ratios, or of its medians when it has none. */
 function ratioOf(m: Metric, base: Figures, judged: TargetResult): number {
@@ -194,7 +213,7 @@ export function groupTable(groups: GroupResult[]): string {
   return aligned(header, rows);
 }
 
-function aligned(header: string[], rows: string[][]): string {
+export function aligned(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => `| ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
@@ -214,7 +233,8 @@ export function table(targets: TargetResult[], judgedVerdicts: Verdict[]): strin
   return aligned(header, rows);
 }
 
-export function markdown(r: Report): string {
+/** The report as Markdown; `sections` (more tables, tail-report.ts's) go after the ratios over the rounds. */
+export function markdown(r: Report, sections: string[] = []): string {
   const s = r.settings;
   const versions = Object.entries(r.versions)
     .map(([k, v]) => `${k} ${v}`)
@@ -234,6 +254,8 @@ ${table(r.targets, r.verdicts)}
 
 ${spreadTable(r.targets)}
 
+${sections.filter((t) => t !== '').join('\n\n')}
+
 ${groupTable(r.groups)}
 
 ${r.notes.map((n) => `- ${n}`).join('\n')}
@@ -241,8 +263,8 @@ ${r.notes.map((n) => `- ${n}`).join('\n')}
 }
 
 /** Writes `<name>.json` and `<name>.md` (`latest`, or `smoke` for a BENCH_SMOKE run, which is not committed). */
-export function writeReport(dir: string, r: Report, name = 'latest'): void {
+export function writeReport(dir: string, r: Report, name = 'latest', sections: string[] = []): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(r, null, 2)}\n`);
-  writeFileSync(join(dir, `${name}.md`), markdown(r));
+  writeFileSync(join(dir, `${name}.md`), markdown(r, sections));
 }

@@ -3,7 +3,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { machine, versions } from './machine';
-import { buildEarlier, type EarlierBuild } from './earlier-build';
+import { buildEarlier, earlierProcess, type EarlierBuild } from './earlier-build';
 import { jsonThroughputSplit, measure, type Figures, type TargetUnderTest, type Window } from './measure';
 import { nginxTarget, nginxVersion } from './nginx';
 import { canPin, killAllOnExit, pinSelf, startProcess, type StartOptions, type Started } from './processes';
@@ -20,6 +20,7 @@ import {
   type TargetResult,
 } from './report';
 import { compileServers, redisProcess, serverProcess } from './servers';
+import { addedTable, waitsTable } from './tail-report';
 import { NO_KEY, settings } from './workload';
 
 const RESULTS = join(__dirname, 'results');
@@ -61,7 +62,8 @@ async function withTarget<T>(
     const key = typeof started.ready.key === 'string' ? started.ready.key : NO_KEY;
     log(`${target.label}: pid ${started.pid}, port ${port}`);
     const pid = started.pid;
-    return await phase({ pid, port, key, collectGarbage: () => process.kill(pid, 'SIGUSR2') });
+    const statsPort = typeof started.ready.statsPort === 'number' ? started.ready.statsPort : undefined;
+    return await phase({ pid, port, key, statsPort, collectGarbage: () => process.kill(pid, 'SIGUSR2') });
   } finally {
     await started?.stop();
     plan.cleanup?.();
@@ -106,12 +108,7 @@ async function withProcesses<T>(
 /** tokenmeter on Redis as built at an earlier revision (BENCH_EARLIER), on a Redis database of its own (its layout may differ). */
 function earlierTarget(build: EarlierBuild, upstreamUrl: string, redisUrl: string): Target {
   const label = `tokenmeter (Redis) at ${build.label}`;
-  const options: StartOptions = {
-    name: label,
-    command: process.execPath,
-    args: ['--expose-gc', build.server],
-    env: { ...process.env, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
-  };
+  const options = earlierProcess(build, label, upstreamUrl, redisUrl);
   return { name: 'tokenmeter-redis-earlier', label, node: true, compared: true, start: async () => ({ options }) };
 }
 
@@ -285,8 +282,11 @@ async function main(): Promise<void> {
     verdicts: verdicts(results),
   };
   const name = settings.smoke ? 'smoke' : 'latest';
-  writeReport(RESULTS, report, name);
-  process.stdout.write(`\n${table(report.targets, report.verdicts)}\n\n${spreadTable(report.targets)}\n\n${groupTable(report.groups)}\n\n`);
+  const tail = [addedTable(report.targets), waitsTable(report.targets)];
+  writeReport(RESULTS, report, name, tail);
+  process.stdout.write(
+    `\n${table(report.targets, report.verdicts)}\n\n${spreadTable(report.targets)}\n\n${tail.join('\n\n')}\n\n${groupTable(report.groups)}\n\n`,
+  );
   log(`done in ${report.durationSeconds} s; wrote bench/results/${name}.md and ${name}.json`);
 }
 

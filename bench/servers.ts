@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { StartOptions } from './processes';
 
 const ROOT = join(__dirname, '..');
-const BUILD = join(ROOT, 'node_modules/.cache/tokenmeter-bench/bench');
+const BUILD = join(__dirname, '.build/tokenmeter-bench/bench');
 
 export function compileServers(): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.servers.json')], {

@@ -3,6 +3,7 @@
  * one bench key with a huge token package; prints `{"ready":true,"port":…,"key":"sk-…"}` once listening, and shuts
  * down cleanly on SIGTERM/SIGINT (so --cpu-prof is written). With WORKERS > 1 (Redis only) it is the cluster's
  * primary, as `npm start` would be: the key is made in Redis first, and the ready line waits for every worker.
+ * A single process also serves its event-loop delay and GC pauses on a side port (`statsPort`, see loop-stats.ts).
  * BENCH_KEY_LIMITS (JSON, the admin API's `limits`) gives the key rate and concurrency limits, set too high to refuse
  * anything: what checking them costs.
  */
@@ -18,6 +19,7 @@ import { main as serverMain, start } from '../src/server';
 import { RedisStore } from '../src/store/redis/redis-store';
 import type { Store } from '../src/store/ports/store';
 import './gc-on-signal';
+import { serveLoopStats } from './loop-stats';
 import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 
 /** The bench key's package: more tokens than any run can spend. */
@@ -71,7 +73,9 @@ async function single(env: NodeJS.ProcessEnv): Promise<void> {
   const running = await start(env);
   const secret = await benchKey(running.store);
   const { port } = running.server.address() as AddressInfo;
-  console.log(JSON.stringify({ ready: true, port, key: secret, store: running.store.kind }));
+  // What the event loop waited on during the fixed-rate phases (bench/loop-stats.ts): a side port, bench only.
+  const statsPort = await serveLoopStats();
+  console.log(JSON.stringify({ ready: true, port, key: secret, store: running.store.kind, statsPort }));
   const stop = () => running.shutdown().then(() => process.exit(0));
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
