@@ -2,12 +2,14 @@
  * `npm run bench:alloc`: bytes the target allocates per JSON request and per stream, from V8's own GC trace
  * (`--trace-gc-nvp` reports what was allocated since the previous GC). Unlike CPU time, an allocation count barely
  * moves with the machine's load, so it is the figure to develop against on a busy machine. Both tokenmeter (Redis)
- * and the bare passthrough are measured, a fixed number of requests each, between two forced full GCs.
+ * and the bare passthrough are measured, a fixed number of requests each, between two forced full GCs; revisions given
+ * as arguments (`npm run bench:alloc -- b9cbe75`) are built (earlier-build.ts) and measured beside them.
  */
 import { spawn } from 'node:child_process';
 import { freePort } from '../test/helpers/redis-server';
 import { closedLoop, type Endpoint } from './load';
-import { killAllOnExit, startProcess } from './processes';
+import { killAllOnExit, startProcess, type StartOptions } from './processes';
+import { buildEarlier, earlierProcess } from './earlier-build';
 import { compileServers, redisProcess, serverProcess } from './servers';
 import { endpoint, jsonBody, NO_KEY, settings, streamBody } from './workload';
 
@@ -29,8 +31,7 @@ interface Traced {
 }
 
 /** Starts a compiled server with the GC trace on, reading its stdout for the ready line and every GC line. */
-function startTraced(server: string, env: Record<string, string>): Promise<Traced> {
-  const plan = serverProcess(server, server, env, ['--trace-gc-nvp']);
+function startTraced(server: string, plan: StartOptions): Promise<Traced> {
   const child = spawn(plan.command, plan.args, { env: { ...plan.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let bytes = 0;
   let gcs = 0;
@@ -81,13 +82,21 @@ async function main(): Promise<void> {
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));
   const upstreamUrl = `http://127.0.0.1:${upstream.ready.port}`;
-  const targets = [
-    ['passthrough', 'passthrough-server', { UPSTREAM_ORIGIN: upstreamUrl }],
-    ['tokenmeter (Redis)', 'tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `redis://127.0.0.1:${redisPort}` }],
-  ] as const;
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const traced = (server: string, env: Record<string, string>) => serverProcess(server, server, env, ['--trace-gc-nvp']);
+  const targets: [string, StartOptions][] = [
+    ['passthrough', traced('passthrough-server', { UPSTREAM_ORIGIN: upstreamUrl })],
+    ['tokenmeter (Redis)', traced('tokenmeter-server', { UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: redisUrl })],
+  ];
+  // `npm run bench:alloc -- <revision>…`: tokenmeter as built at each revision too, beside today's.
+  const earlier = process.argv.slice(2).map((revision) => buildEarlier(revision));
+  for (const build of earlier) {
+    const plan = earlierProcess(build, build.label, upstreamUrl, redisUrl);
+    targets.push([`tokenmeter (Redis) at ${build.label}`, { ...plan, args: ['--expose-gc', '--trace-gc-nvp', build.server] }]);
+  }
   const rows: string[] = [];
-  for (const [label, server, env] of targets) {
-    const t = await startTraced(server, env);
+  for (const [label, plan] of targets) {
+    const t = await startTraced(label, plan);
     try {
       const json = await perRequest(t, endpoint(t.port, t.key, jsonBody));
       const stream = await perRequest(t, endpoint(t.port, t.key, streamBody));
@@ -105,6 +114,7 @@ async function main(): Promise<void> {
   }
   await upstream.stop();
   await redis.stop();
+  for (const build of earlier) build.cleanup();
   process.stdout.write(
     `\n| target | KiB per JSON request | KiB per stream | KiB per paced stream |\n|:--|--:|--:|--:|\n${rows.join('\n')}\n`,
   );

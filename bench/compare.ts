@@ -43,7 +43,7 @@ interface Running {
 function startTraced(label: string, script: string, env: NodeJS.ProcessEnv): Promise<Running> {
   const args = ['--expose-gc', '--trace-gc-nvp', script];
   const [command, argv] = canPin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
-  const child = spawn(command, argv, { env: { ...env, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, argv, { env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   process.once('exit', () => child.kill('SIGKILL'));
   const gc: GcTotals = { allocated: 0, promoted: 0, pauseMs: 0 };
   let partial = '';
