@@ -31,7 +31,10 @@ import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import { metricsHandler } from './observability/metrics-endpoint';
 import { requestLog } from './observability/request-log';
-import { chatCompletions } from './proxy/chat-completions';
+import { ENDPOINT_PATHS } from './catalog/endpoints';
+import { chatEndpoint } from './proxy/endpoints/chat';
+import type { AnyEndpoint } from './proxy/pipeline/endpoint';
+import { meteredRoute } from './proxy/pipeline/metered-route';
 import type { Upstreams } from './proxy/upstream-proxy';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 
@@ -112,27 +115,25 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
     sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
   };
 
-  // The completions route first: it is the hot path, and every layer before it is tried on every request.
-  router.post(
-    '/chat/completions',
-    log(true),
-    refuseWhileDraining,
-    authenticate,
-    jsonBody(config.bodyLimit),
-    chatCompletions({
-      catalog: deps.catalog,
-      meter: deps.meter,
-      upstreams: deps.upstreams,
-      logger,
-      metrics: deps.metrics,
-      upstreamResponseLimit: config.upstreamResponseLimit,
-      upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
-      upstreamTimeoutMs: config.upstreamTimeoutMs,
-    }),
-  );
-  router.all('/chat/completions', (_req, res) => {
-    sendError(res, apiError('method_not_allowed', 'Use POST for /v1/chat/completions.'), { allow: 'POST' });
-  });
+  const routeOptions = {
+    catalog: deps.catalog,
+    meter: deps.meter,
+    upstreams: deps.upstreams,
+    logger,
+    metrics: deps.metrics,
+    upstreamResponseLimit: config.upstreamResponseLimit,
+    upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
+    upstreamTimeoutMs: config.upstreamTimeoutMs,
+  };
+  // The chat route first: it is the hot path, and every layer before it is tried on every request.
+  const endpoints: AnyEndpoint[] = [chatEndpoint];
+  for (const endpoint of endpoints) {
+    const path = ENDPOINT_PATHS[endpoint.name];
+    router.post(path, log(true), refuseWhileDraining, authenticate, jsonBody(config.bodyLimit), meteredRoute(endpoint, routeOptions));
+    router.all(path, (_req, res) => {
+      sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
+    });
+  }
   router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, logger }));
   router.use(errorHandler(logger));
   return router;

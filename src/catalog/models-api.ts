@@ -2,6 +2,7 @@
 import { Router, type Request, type Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
 import type { Logger } from '../observability/logger';
+import type { EndpointName } from './endpoints';
 import { SAMPLING_PARAMETERS, type Catalog, type Model } from './models';
 import type { AccountStore } from '../store/ports/account-store';
 import type { KeyLookup } from '../store/ports/key-lookup';
@@ -14,7 +15,15 @@ export interface ModelObject {
   context_length: number;
   max_output_tokens: number;
   capabilities: { tools: boolean; json_mode: boolean; vision: boolean; developer_role: boolean | 'system'; sampling_parameters: string[] };
-  pricing: { input: number; output: number; currency: string; unit: 'per_million_tokens' } | null;
+  /** The endpoints it serves (`chat`, `completions`, `embeddings`, `responses`). */
+  endpoints: EndpointName[];
+  /** `output` is absent for a model that serves embeddings alone. */
+  pricing: { input: number; output?: number; currency: string; unit: 'per_million_tokens' } | null;
+}
+
+function pricingObject(p: NonNullable<Model['pricing']>): NonNullable<ModelObject['pricing']> {
+  const { output, ...rest } = p;
+  return output === undefined ? { ...rest, unit: 'per_million_tokens' } : { ...rest, output, unit: 'per_million_tokens' };
 }
 
 export function modelObject(m: Model): ModelObject {
@@ -33,7 +42,8 @@ export function modelObject(m: Model): ModelObject {
       developer_role: c.developerRole === 'system' ? 'system' : c.developerRole === 'native',
       sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
     },
-    pricing: m.pricing ? { ...m.pricing, unit: 'per_million_tokens' } : null,
+    endpoints: [...m.endpoints],
+    pricing: m.pricing ? pricingObject(m.pricing) : null,
   };
 }
 

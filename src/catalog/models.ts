@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { hasLimits, limitsSchema, type Limits } from '../limits/limits';
 import { modelValue } from '../proxy/model-rewriter';
+import { DEFAULT_ENDPOINTS, ENDPOINTS, type EndpointName } from './endpoints';
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
 export const SAMPLING_PARAMETERS = [
@@ -70,6 +71,11 @@ const modelSchema = z.strictObject({
   context_length: z.number().int().positive(),
   /** Most completion tokens one request may ask for; the reservation when the client names none. */
   max_output_tokens: z.number().int().positive(),
+  /** The endpoints the model serves: chat, completions, embeddings, responses. Default: chat, completions, responses. */
+  endpoints: z
+    .array(z.enum(ENDPOINTS, { error: `must be one of ${ENDPOINTS.join(', ')}` }))
+    .min(1, 'must name at least one endpoint')
+    .optional(),
   /** Tokens charged per prompt and per completion token. Default 1 and 1. */
   quota_weight: z
     .strictObject({ input: z.number().positive().default(1), output: z.number().positive().default(1) })
@@ -77,9 +83,13 @@ const modelSchema = z.strictObject({
   /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
   stream_include_usage: z.boolean().optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
-  /** For display on /v1/models: price per million tokens. */
+  /** For display on /v1/models: price per million tokens (an embeddings-only model has no output price). */
   pricing: z
-    .strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative(), currency: z.string().min(1).default('USD') })
+    .strictObject({
+      input: z.number().nonnegative(),
+      output: z.number().nonnegative().optional(),
+      currency: z.string().min(1).default('USD'),
+    })
     .optional(),
   /** Rate and concurrency limits shared by every account: `{rpm, tpm, max_concurrent}`, each optional. Default none. */
   limits: limitsSchema.optional(),
@@ -121,8 +131,11 @@ export interface Model {
   inputWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
+  /** The endpoints it serves. */
+  endpoints: ReadonlySet<EndpointName>;
   capabilities: Capabilities;
-  pricing: { input: number; output: number; currency: string } | undefined;
+  /** `output` is undefined only for a model that serves embeddings alone (it produces no output tokens). */
+  pricing: { input: number; output: number | undefined; currency: string } | undefined;
   /** The model's own limits; undefined when it has none (the route then skips the model step entirely). */
   limits: Limits | undefined;
   created: number;
@@ -184,6 +197,9 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     const up = m.upstream === undefined ? undefined : upstreams.get(m.upstream);
     if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
     const caps = m.capabilities;
+    const endpoints = new Set(m.endpoints ?? DEFAULT_ENDPOINTS);
+    const embeddingsOnly = endpoints.size === 1 && endpoints.has('embeddings');
+    if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
     const upstreamModel = m.upstream_model ?? m.id;
     const model: Model = {
       id: m.id,
@@ -196,6 +212,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
       inputWeight: m.quota_weight.input,
       outputWeight: m.quota_weight.output,
       streamIncludeUsage: m.stream_include_usage ?? up?.streamIncludeUsage ?? true,
+      endpoints,
       capabilities: {
         tools: caps.tools,
         jsonMode: caps.json_mode,
@@ -203,7 +220,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
         developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
         sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
       },
-      pricing: m.pricing,
+      pricing: m.pricing && { ...m.pricing, output: embeddingsOnly ? undefined : m.pricing.output },
       limits: hasLimits(m.limits) ? m.limits : undefined,
       created: m.created ?? loadedAt,
       ownedBy: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),

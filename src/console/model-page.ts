@@ -24,10 +24,14 @@ function price(p: ModelObject['pricing']): Html {
         <dt>Input</dt>
         <dd>${money(p.input)}</dd>
       </div>
-      <div>
-        <dt>Output</dt>
-        <dd>${money(p.output)}</dd>
-      </div>
+      ${
+        p.output === undefined
+          ? ''
+          : html`<div>
+              <dt>Output</dt>
+              <dd>${money(p.output)}</dd>
+            </div>`
+      }
     </dl>
     <span class="muted">per million tokens</span>`;
 }

@@ -33,7 +33,10 @@ export interface Lease {
   stop(): void;
 }
 
-/** Tokens charged for a prompt and a completion under a model's weights (rounded up: never undercharge). */
+/**
+ * The weighted-token formula, the one place it lives: tokens charged for a prompt (input) and a completion (output)
+ * under a model's weights, rounded up (never undercharge). Reservations are built from it too.
+ */
 export function charge(model: Pick<Model, 'inputWeight' | 'outputWeight'>, promptTokens: number, completionTokens: number): number {
   return Math.ceil(promptTokens * model.inputWeight + completionTokens * model.outputWeight);
 }
@@ -89,7 +92,7 @@ export class Meter {
       keyId: args.keyId,
       requestId: args.requestId,
       model: args.model.id,
-      fixed: Math.ceil(args.promptTokens * args.model.inputWeight),
+      fixed: charge(args.model, args.promptTokens, 0),
       unit: args.model.outputWeight * args.choices,
       allowance: args.allowance,
       defaultAllowance: args.defaultAllowance,
@@ -99,7 +102,7 @@ export class Meter {
 
   /** Tokens a request counts against tpm limits when admitted: what `reserve` asks for. */
   reservationTokens(model: Model, promptTokens: number, allowance: number, choices: number): number {
-    return Math.ceil(Math.ceil(promptTokens * model.inputWeight) + allowance * model.outputWeight * choices);
+    return Math.ceil(charge(model, promptTokens, 0) + allowance * model.outputWeight * choices);
   }
 
   /** The model level of the limits (its own slot), for a model that has limits; before the reservation. */

@@ -9,6 +9,7 @@ import type { ErrorCode } from '../http/errors';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import type { Model } from '../catalog/models';
+import type { EndpointName } from '../catalog/endpoints';
 
 /** What the handlers leave in res.locals for this log line. */
 export interface RequestFacts {
@@ -18,9 +19,16 @@ export interface RequestFacts {
   keyId?: string | null;
   accountId?: string;
   model?: Model;
+  /** The metered endpoint the request used. */
+  endpoint?: EndpointName;
   stream?: boolean;
   errorCode?: ErrorCode;
   usage?: { promptTokens: number; completionTokens: number; chargedTokens: number; estimated: boolean };
+}
+
+/** This request's facts: the one place res.locals is read as what the handlers leave there. */
+export function requestFacts(res: Response): RequestFacts {
+  return res.locals as RequestFacts;
 }
 
 /** Errors that relay the upstream's answer rather than a refusal of ours. */
@@ -31,7 +39,7 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; logPaylo
   const { logger, metrics } = options;
   return function logRequest(req: Request, res: Response, next: NextFunction): void {
     const started = performance.now();
-    const facts = res.locals as RequestFacts;
+    const facts = requestFacts(res);
     facts.requestId = randomUUID();
     const given = req.headers['x-request-id'];
     if (typeof given === 'string' && CLIENT_ID.test(given)) facts.clientRequestId = given;

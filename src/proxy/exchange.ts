@@ -6,44 +6,15 @@ import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { apiError, sendError, type ApiError } from '../http/errors';
 import { downstreamResponseHeaders } from '../http/http-headers';
-import type { Response } from 'express';
-import type { Logger } from '../observability/logger';
-import type { Metrics } from '../observability/metrics';
-import { charge, type Lease, type Meter } from '../metering/metering';
-import type { Model } from '../catalog/models';
-import { rewriteModel } from './model-rewriter';
+import { charge } from '../metering/metering';
+import type { ExchangeContext, ExchangeDeps } from './exchange-context';
+
+export type { ExchangeContext, ExchangeDeps } from './exchange-context';
+import type { JsonTap } from './json-tap';
 import { SseTap, type Usage } from './sse-tap';
-import { completionTextTokens, reportedUsage } from './response-usage';
 import { collect, decoded } from './upstream-body';
-import { closedWhileIdle, midStreamErrorEvent, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
-
-/** What every exchange of the app shares: built once, not copied into each request. */
-export interface ExchangeDeps {
-  meter: Meter;
-  logger: Logger;
-  metrics: Metrics;
-  /** Largest non-streamed upstream body we buffer. */
-  responseLimit: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-}
-
-/** What is particular to one request. */
-export interface ExchangeContext {
-  accountId: string;
-  /** Null when the request was charged to its account without a key. */
-  keyId: string | null;
-  requestId: string;
-  model: Model;
-  stream: boolean;
-  /** We added `stream_options.include_usage` that the client did not ask for: hide the usage chunk. */
-  hideUsageChunk: boolean;
-  /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
-  promptTokens: () => number;
-  lease: Lease;
-  /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
-  resend: () => void;
-}
+import { closedWhileIdle, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
+import { relayParsed, relayScanned, type RelayHost } from './answer-relay';
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -57,8 +28,11 @@ export class Exchange {
   private upstreamReq: ClientRequest | undefined;
   private upstreamRes: IncomingMessage | undefined;
   private tap: SseTap | undefined;
+  /** The byte scan of a relayed JSON answer (embeddings), once it began. */
+  private scan: JsonTap | undefined;
   private readonly started = performance.now();
   private streaming = false;
+  private told = false;
 
   constructor(
     private readonly deps: ExchangeDeps,
@@ -66,6 +40,11 @@ export class Exchange {
     private readonly res: ServerResponse,
   ) {
     res.once('close', () => this.clientClosed());
+  }
+
+  /** The upstream path the request goes to. */
+  get path(): string {
+    return this.ctx.path;
   }
 
   /** The upstream request exists (a socket is assigned): arm the timeouts. */
@@ -110,6 +89,7 @@ export class Exchange {
     if (status < 200 || status >= 300) return this.relayError(status, body);
     const type = proxyRes.headers['content-type'] ?? '';
     if (this.ctx.stream && type.includes('text/event-stream')) return this.relayStream(status, proxyRes, body);
+    if (this.ctx.answer.relay === 'scan') return this.relayScan(status, proxyRes, body);
     return this.relayJson(status, proxyRes, body);
   }
 
@@ -117,12 +97,13 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.finished || this.clientGone) return;
     if (this.tap) return this.streamBroken(err);
+    if (this.scan) return this.scanBroken(err);
     if (closedWhileIdle(err, this.upstreamReq?.reusedSocket === true, this.upstreamRes !== undefined, this.timedOut)) {
       // The upstream closed this pooled connection as we reused it: our request never reached it. Send it again; each
       // such retry uses up one dead pooled connection, so they end at a fresh connection, whose failure is final.
       this.deps.logger.info({ requestId: this.ctx.requestId }, 'upstream closed a pooled connection: sending again');
       this.upstreamReq = undefined;
-      return this.ctx.resend();
+      return this.ctx.resend(this);
     }
     this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
@@ -144,11 +125,12 @@ export class Exchange {
     this.upstreamReq?.destroy();
     const tap = this.tap;
     if (tap) this.settle(tap.usage, CLIENT_CLOSED, () => tap.streamedCompletionTokens());
+    else if (this.scan) this.settle(this.ctx.answer.usage(this.scan.usage ?? {}), CLIENT_CLOSED, () => 0);
     else this.release();
   }
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk });
+    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk, dialect: this.ctx.answer.stream });
     this.tap = tap;
     const res = this.res;
     res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
@@ -165,6 +147,7 @@ export class Exchange {
     };
     body.on('data', (chunk: Buffer) => {
       const out = tap.push(chunk);
+      if (tap.answerId !== undefined && this.ctx.onAnswer) this.answered(tap.answerId, tap.usage);
       if (first && out.length > 0) {
         first = false;
         clearImmediate(flush);
@@ -195,42 +178,47 @@ export class Exchange {
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     if (!this.res.writableEnded) {
       tap.abandon();
-      this.res.end(midStreamErrorEvent(this.timedOut));
+      this.res.end(this.ctx.answer.stream.errorEvent(this.timedOut));
     }
     this.upstreamRes?.destroy();
     this.settle(tap.usage, this.res.statusCode, () => tap.streamedCompletionTokens());
   }
 
+  /** What the JSON relays (answer-relay.ts) ask of this exchange. */
+  private readonly host: RelayHost = {
+    live: () => !this.finished && !this.clientGone,
+    refuse: (err) => this.refuse(err),
+    settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
+    answered: (answerId, usage) => this.answered(answerId, usage),
+    fail: (err) => this.fail(err),
+  };
+
   private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    collect(
-      body,
-      this.deps.responseLimit,
-      (buf) => {
-        if (this.finished || this.clientGone) return;
-        if (buf === undefined) {
-          proxyRes.destroy();
-          return this.refuse(apiError('upstream_error', 'The upstream response exceeded the size limit.'));
-        }
-        let parsed: { model?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
-        try {
-          parsed = JSON.parse(buf.toString('utf8'));
-        } catch {
-          return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not valid JSON.'));
-        }
-        if (typeof parsed !== 'object' || parsed === null) {
-          return this.refuse(apiError('upstream_error', 'The upstream returned a response that is not a JSON object.'));
-        }
-        // The parse already says whether the upstream named the model otherwise; only then are the bytes searched.
-        const id = this.ctx.model.id;
-        const out = typeof parsed.model === 'string' && parsed.model !== id ? rewriteModel(buf, this.ctx.model.idJson) : buf;
-        const headers = downstreamResponseHeaders(proxyRes.headers);
-        headers['content-length'] = out.length;
-        this.res.writeHead(status, headers);
-        this.res.end(out);
-        this.settle(reportedUsage(parsed.usage), status, () => completionTextTokens(parsed.choices));
-      },
-      (err) => this.fail(err),
-    );
+    const { model, answer } = this.ctx;
+    relayParsed(this.res, status, proxyRes, body, this.deps.responseLimit, model, answer, this.host);
+  }
+
+  /** A JSON answer relayed as it arrives, scanned on bytes for its usage (embeddings: megabytes of floats). */
+  private relayScan(status: number, proxyRes: IncomingMessage, body: Readable): void {
+    this.scan = relayScanned(this.res, status, proxyRes, body, this.ctx.model, this.ctx.answer, this.host);
+  }
+
+  /** A scanned answer broke off after it began: the client's response is cut, the work the upstream did charged. */
+  private scanBroken(err: NodeJS.ErrnoException): void {
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
+    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream answer broke');
+    const scan = this.scan as JsonTap;
+    this.upstreamRes?.destroy();
+    this.res.destroy();
+    this.settle(this.ctx.answer.usage(scan.usage ?? {}), this.res.statusCode, () => 0);
+  }
+
+  /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */
+  private answered(answerId: string, usage: Usage | undefined): void {
+    const tell = this.ctx.onAnswer;
+    if (!tell || this.told) return;
+    this.told = true;
+    tell(answerId, usage && usage.promptTokens + usage.completionTokens);
   }
 
   private relayError(status: number, body: Readable): void {
@@ -268,12 +256,13 @@ export class Exchange {
     const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens();
     const completionTokens = usage?.completionTokens ?? estimate();
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
-    (this.res as Response).locals.usage = { promptTokens, completionTokens, chargedTokens, estimated };
+    this.ctx.facts.usage = { promptTokens, completionTokens, chargedTokens, estimated };
     this.deps.meter.settle({
       accountId: this.ctx.accountId,
       keyId: this.ctx.keyId,
       requestId: this.ctx.requestId,
       model: this.ctx.model.id,
+      endpoint: this.ctx.endpoint,
       promptTokens,
       completionTokens,
       chargedTokens,

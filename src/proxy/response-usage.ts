@@ -1,14 +1,5 @@
-/** The usage of a non-streamed answer: the upstream's own report when it is sound, else our count of its text. */
+/** Our count of a non-streamed chat answer's output, for an answer whose upstream reported no usage. */
 import { countText } from '../metering/estimate';
-import type { Usage } from './sse-tap';
-
-/** The upstream's `usage`, when both counts are whole non-negative numbers; undefined otherwise. */
-export function reportedUsage(usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined): Usage | undefined {
-  const p = usage?.prompt_tokens;
-  const c = usage?.completion_tokens;
-  if (!Number.isSafeInteger(p) || !Number.isSafeInteger(c) || (p as number) < 0 || (c as number) < 0) return undefined;
-  return { promptTokens: p as number, completionTokens: c as number };
-}
 
 /** Our count of a non-streamed response's completion: every choice's text and tool-call arguments. */
 export function completionTextTokens(choices: unknown): number {

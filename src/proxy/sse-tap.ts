@@ -5,19 +5,20 @@
  * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
  * Each line is read once, up to the end of its top-level object, with no search for a longer needle than one byte.
  */
-import { bytesEqual, TopLevelScan } from './model-rewriter';
+import { bytesEqual } from './model-rewriter';
+import type { LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
+import type { Usage } from './usage';
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-}
+export type { Usage } from './usage';
 
 export interface SseTapOptions {
   /** The client's model id as JSON string bytes (`modelValue(id)`), put in place of whatever the upstream names. */
   model: Buffer;
   /** Drop the usage-only chunk (`choices: []`): the client did not ask for usage, we did. */
   dropUsageChunk: boolean;
+  /** The endpoint's stream: where its usage, output text and model name are. */
+  dialect: StreamDialect;
 }
 
 const NL = 0x0a;
@@ -36,15 +37,20 @@ export class SseTap {
   usage: Usage | undefined;
   /** Whether `data: [DONE]` has passed. */
   done = false;
+  /** The id the usage line names (a stored response's), once it has passed. */
+  answerId: string | undefined;
   /** Bytes of an unfinished last line, held until its newline arrives. */
   private held: Buffer | undefined;
   private skipBlank = false;
-  private readonly text = new StreamedText();
-  private readonly scan = new TopLevelScan();
+  private readonly text: StreamedText;
+  private readonly scan: LineScan;
   /** Where the model value that `inspect` asked to splice ends. */
   private modelEnd = 0;
 
-  constructor(private readonly options: SseTapOptions) {}
+  constructor(private readonly options: SseTapOptions) {
+    this.text = new StreamedText(options.dialect.textFields);
+    this.scan = options.dialect.scanner();
+  }
 
   /**
    * Feeds one upstream chunk; returns what to send the client now: always whole lines, an unfinished last line held
@@ -76,6 +82,11 @@ export class SseTap {
   /** Drops an unterminated last line when the upstream broke: half an event is worse than none. */
   abandon(): void {
     this.held = undefined;
+  }
+
+  /** The event that ends this stream's client when the upstream broke off. */
+  errorEvent(timedOut: boolean): string {
+    return this.options.dialect.errorEvent(timedOut);
   }
 
   /** Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage). */
@@ -137,20 +148,21 @@ export class SseTap {
     return open;
   }
 
-  /** Parses the (rare) chunk that carries a usage object; true when it has no choices. */
+  /** Parses the (rare) chunk that carries a usage object; true when it carries nothing else (no choices). */
   private readUsage(data: Buffer, from: number, end: number): boolean {
-    let chunk: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: unknown };
+    let chunk: unknown;
     try {
       chunk = JSON.parse(data.toString('utf8', from, end));
     } catch {
       return false;
     }
-    const p = chunk.usage?.prompt_tokens;
-    const c = chunk.usage?.completion_tokens;
-    if (Number.isSafeInteger(p) && Number.isSafeInteger(c) && (p as number) >= 0 && (c as number) >= 0) {
-      this.usage = { promptTokens: p as number, completionTokens: c as number };
-    }
-    return Array.isArray(chunk.choices) && chunk.choices.length === 0;
+    if (typeof chunk !== 'object' || chunk === null) return false;
+    const dialect = this.options.dialect;
+    const event = chunk as Record<string, unknown>;
+    const usage = dialect.usage(event);
+    if (usage) this.usage = usage;
+    this.answerId ??= dialect.answerId?.(event);
+    return dialect.usageOnly(event);
   }
 }
 

@@ -4,14 +4,15 @@
  */
 import { countText } from '../metering/estimate';
 
-/** The string values of the fields whose streamed text is completion output. */
-const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
 /** Raw bytes kept per stream before they are boiled down to their text fields: bounds memory per open stream. */
 const RAW_LIMIT = 16 * 1024;
 /** Extracted text waits, uncounted, until this many characters; then it is counted in a batch. */
 const COUNT_BATCH = 32_768;
 
 export class StreamedText {
+  /** `fields`: matches the JSON string values that are output text (group 1: the raw value); a global RegExp. */
+  constructor(private readonly fields: RegExp) {}
+
   private raw: Buffer | undefined;
   private rawLength = 0;
   private pendingText = '';
@@ -52,8 +53,9 @@ export class StreamedText {
   }
 
   private extractFrom(text: string): void {
-    TEXT_FIELDS.lastIndex = 0;
-    for (let m = TEXT_FIELDS.exec(text); m !== null; m = TEXT_FIELDS.exec(text)) {
+    const fields = this.fields;
+    fields.lastIndex = 0;
+    for (let m = fields.exec(text); m !== null; m = fields.exec(text)) {
       if (m[1].length > 0) this.pendingText += m[1];
     }
     if (this.pendingText.length >= COUNT_BATCH) this.count();

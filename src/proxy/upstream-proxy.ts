@@ -2,11 +2,19 @@
  * One http-proxy-middleware instance per upstream base URL, each with its own keep-alive pool. Responses are handled
  * by the request's Exchange (selfHandleResponse), so nothing reaches the client unmetered.
  */
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
-import type { Exchange } from './exchange';
+
+/** What answers one proxied request: the metered Exchange, or a plain relay of a stored-state route. */
+export interface UpstreamHandler {
+  /** The upstream path under its base URL (`/chat/completions`), with any query string. */
+  readonly path: string;
+  attach(proxyReq: ClientRequest): void;
+  respond(proxyRes: IncomingMessage): void;
+  fail(err: NodeJS.ErrnoException): void;
+}
 
 export interface UpstreamOptions {
   /** Base URL including /v1. */
@@ -17,29 +25,23 @@ export interface UpstreamOptions {
 
 export interface Upstream {
   url: string;
-  /** Forwards `req` (whose headers and body the caller prepared) to `<url>/chat/completions`. */
-  forward: RequestHandler;
+  /** Sends `req` (whose headers and body the caller prepared) to `<url><handler.path>`; `handler` answers the client. */
+  send(req: Request, res: Response, next: NextFunction, handler: UpstreamHandler): Promise<void>;
   close(): void;
 }
-
-function exchangeOf(res: ServerResponse): Exchange | undefined {
-  return (res as Response).locals?.exchange as Exchange | undefined;
-}
-
-/** Wires http-proxy's events to the request's Exchange; replaces the default plugins (they would answer on their own). */
-const exchangePlugin: Plugin<Request, Response> = (proxyServer) => {
-  proxyServer.on('proxyReq', (proxyReq: ClientRequest, _req: IncomingMessage, res: ServerResponse) => exchangeOf(res)?.attach(proxyReq));
-  proxyServer.on('proxyRes', (proxyRes: IncomingMessage, _req: IncomingMessage, res: ServerResponse) => exchangeOf(res)?.respond(proxyRes));
-  proxyServer.on('error', (err: Error, _req: IncomingMessage, res: ServerResponse | unknown) => {
-    const exchange = exchangeOf(res as ServerResponse);
-    if (exchange) exchange.fail(err as NodeJS.ErrnoException);
-  });
-};
 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const target = new URL(options.url);
   const agentOptions = { keepAlive: true, maxFreeSockets: options.maxFreeSockets, scheduling: 'lifo' as const };
   const agent = target.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+  // Each request's handler, found again from http-proxy's events, which name the request.
+  const handlers = new WeakMap<IncomingMessage, UpstreamHandler>();
+  /** Wires http-proxy's events to the request's handler; replaces the default plugins (they would answer on their own). */
+  const handlerPlugin: Plugin<Request, Response> = (proxyServer) => {
+    proxyServer.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => handlers.get(req)?.attach(proxyReq));
+    proxyServer.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => handlers.get(req)?.respond(proxyRes));
+    proxyServer.on('error', (err: Error, req: IncomingMessage) => handlers.get(req)?.fail(err as NodeJS.ErrnoException));
+  };
   const forward = createProxyMiddleware<Request, Response>({
     target: options.url,
     changeOrigin: true,
@@ -47,21 +49,25 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     selfHandleResponse: true,
     xfwd: false,
     ejectPlugins: true,
-    plugins: [exchangePlugin],
+    plugins: [handlerPlugin],
     // The upstream URL already ends in /v1; http-proxy appends this path to it.
-    pathRewrite: () => '/chat/completions',
+    pathRewrite: (_path, req) => handlers.get(req)?.path ?? '/',
   });
-  return { url: options.url, forward, close: () => agent.destroy() };
+  const send = (req: Request, res: Response, next: NextFunction, handler: UpstreamHandler): Promise<void> => {
+    handlers.set(req, handler);
+    return forward(req, res, next);
+  };
+  return { url: options.url, send, close: () => agent.destroy() };
 }
 
 /**
- * Sends a request through `forward` again (Exchange.fail: a pooled connection the upstream had closed). Made here
- * rather than as an arrow in the route handler: there it would put the request, the response and `next` in the
- * handler's own scope, which is created before the reservation is awaited and so is often old enough to be promoted
- * by a scavenge, and it would take them (and everything they hold) into the old generation with it.
+ * Sends a request to `upstream` again (Exchange.fail: a pooled connection the upstream had closed). Made here rather
+ * than as an arrow in the route handler: there it would put the request, the response and `next` in the handler's own
+ * scope, which is created before the reservation is awaited and so is often old enough to be promoted by a scavenge,
+ * and it would take them (and everything they hold) into the old generation with it.
  */
-export function resender(forward: RequestHandler, req: Request, res: Response, next: NextFunction): () => void {
-  return () => void Promise.resolve(forward(req, res, next)).catch(next);
+export function resender(upstream: Upstream, req: Request, res: Response, next: NextFunction): (handler: UpstreamHandler) => void {
+  return (handler) => void upstream.send(req, res, next, handler).catch(next);
 }
 
 /** Upstreams by base URL, made on first use. */

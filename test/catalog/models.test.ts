@@ -44,6 +44,7 @@ describe('models file', () => {
       inputWeight: 1,
       outputWeight: 1,
       streamIncludeUsage: true,
+      endpoints: new Set(['chat', 'completions', 'responses']),
       capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
       pricing: undefined,
       limits: undefined,

@@ -67,9 +67,10 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     if (available < r.fixed + r.unit) {
       return refused({ kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' });
     }
-    let per = Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit));
+    // No output (embeddings: unit 0): the reservation is the prompt's alone.
+    let per = r.unit > 0 ? Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit)) : 0;
     // A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
-    if (levels && r.defaultAllowance) {
+    if (levels && r.defaultAllowance && r.unit > 0) {
       for (const l of levels)
         if (l.limits.tpm !== undefined) per = Math.max(1, Math.min(per, Math.floor((l.limits.tpm - r.fixed) / r.unit)));
     }
@@ -122,7 +123,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       left -= take;
     }
     acc.debt += left;
-    acc.ledger.push({ ...s, created: now, cursor: this.cursors.next(nowMs) });
+    acc.ledger.push({ ...s, endpoint: s.endpoint ?? 'chat', created: now, cursor: this.cursors.next(nowMs) });
     addUsage(acc.totals, s);
     if (key) {
       addUsage(key.usage, s);

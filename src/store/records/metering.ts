@@ -48,6 +48,8 @@ export interface Settlement {
   keyId: string | null;
   requestId: string;
   model: string;
+  /** The endpoint the request used (`chat`, `completions`, `embeddings`, `responses`). Default `chat`. */
+  endpoint?: string;
   promptTokens: number;
   completionTokens: number;
   chargedTokens: number;
@@ -60,6 +62,8 @@ export interface Settlement {
 
 /** A ledger record: the settlement as stored, with when and where in the account's ledger. */
 export interface UsageRecord extends Settlement {
+  /** Records from before endpoints say `chat`. */
+  endpoint: string;
   created: UnixSeconds;
   /** Position in the account's ledger: pass it back as `after` (with the account or key) to read on incrementally. */
   cursor: string;

@@ -80,6 +80,7 @@ export abstract class RedisMetering extends RedisModelLimits implements Metering
         SETTLE_DEDUP_SECONDS,
         s.keyId ?? '',
         this.windowMs,
+        s.endpoint ?? 'chat',
       ],
     );
     const [tag] = tuple(reply, 'SETTLE');

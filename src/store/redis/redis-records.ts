@@ -125,6 +125,7 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
     accountId,
     keyId: f.key_id === undefined ? accountId : f.key_id === '' ? null : f.key_id,
     model: f.model,
+    endpoint: f.endpoint ?? 'chat',
     promptTokens: Number(f.prompt_tokens),
     completionTokens: Number(f.completion_tokens),
     chargedTokens: Number(f.charged_tokens),

@@ -55,8 +55,10 @@ if key and key[4] ~= '' then
 end
 local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if available < fixed + unit then return refused({'short', available, limited_by}) end
-local per = math.min(allowance, math.floor((available - fixed) / unit))
-if levels and ARGV[9] == '1' then
+-- No output (embeddings: unit 0): the reservation is the prompt's alone.
+local per = 0
+if unit > 0 then per = math.min(allowance, math.floor((available - fixed) / unit)) end
+if levels and ARGV[9] == '1' and unit > 0 then
   -- A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
   for _, l in ipairs(levels) do
     if l.tpm > 0 then per = math.max(1, math.min(per, math.floor((l.tpm - fixed) / unit))) end
@@ -127,7 +129,7 @@ return drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
  * one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
  * to the charged tokens.
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
- * key id, limit window ms. Reply: {'ok', stream id} | {'duplicate'}.
+ * key id, limit window ms, endpoint. Reply: {'ok', stream id} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
 if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
@@ -159,7 +161,7 @@ if left > 0 then
 end
 local id = redis.call('XADD', KEYS[7], '*',
   'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
-  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s)
+  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[12])
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)
   redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])

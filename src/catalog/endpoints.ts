@@ -1,0 +1,16 @@
+/** The metered OpenAI endpoints a model can serve, by the name the models file uses, and their paths under /v1. */
+
+export const ENDPOINTS = ['chat', 'completions', 'embeddings', 'responses'] as const;
+
+export type EndpointName = (typeof ENDPOINTS)[number];
+
+/** Each endpoint's path under /v1: ours and the upstream's alike. */
+export const ENDPOINT_PATHS: Readonly<Record<EndpointName, string>> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+  embeddings: '/embeddings',
+  responses: '/responses',
+};
+
+/** What a model serves when its entry names no `endpoints`: the text endpoints (a file from before keeps working). */
+export const DEFAULT_ENDPOINTS: readonly EndpointName[] = ['chat', 'completions', 'responses'];

@@ -1,0 +1,42 @@
+/** POST /v1/chat/completions on the metered pipeline: messages in, choices out, `max_tokens`/`max_completion_tokens`. */
+import { unsupported, upstreamMessages } from '../../catalog/capabilities';
+import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../http/chat-request';
+import { PromptSize } from '../../metering/estimate';
+import { TopLevelScan } from '../model-rewriter';
+import { completionTextTokens } from '../response-usage';
+import type { Endpoint } from '../pipeline/endpoint';
+import { withStreamUsage } from './stream-usage';
+import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
+
+/** The string values of the fields whose streamed text is completion output. */
+const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
+
+export const chatEndpoint: Endpoint<ChatRequest> = {
+  name: 'chat',
+  validate: validateChatRequest,
+  modelName: (request) => request.model,
+  unsupported,
+  outputCap: requestedMaxTokens,
+  choices: (request) => request.n ?? 1,
+  prompt: (request) => new PromptSize(request),
+  promptWords: { noun: 'the messages take', field: 'messages' },
+  stream: (request) => request.stream === true,
+  upstreamBody(request, model, allowance) {
+    const body: Record<string, unknown> = { ...request, model: model.upstreamModel, messages: upstreamMessages(request, model) };
+    const requested = requestedMaxTokens(request);
+    if (requested.value === undefined || allowance < requested.value) body[requested.field] = allowance;
+    return withStreamUsage(body, request, model);
+  },
+  answer: {
+    relay: 'parse',
+    usage: (answer) => promptCompletionUsage(answer.usage),
+    outputTokens: (answer) => completionTextTokens(answer.choices),
+    stream: {
+      usage: chunkUsage,
+      usageOnly: choicesEmpty,
+      textFields: TEXT_FIELDS,
+      scanner: () => new TopLevelScan(),
+      errorEvent: dataErrorEvent,
+    },
+  },
+};

@@ -1,0 +1,46 @@
+/** What an Exchange is handed: the app's shared services, and what is particular to one request. */
+import type { EndpointName } from '../catalog/endpoints';
+import type { Model } from '../catalog/models';
+import type { Lease, Meter } from '../metering/metering';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { RequestFacts } from '../observability/request-log';
+import type { AnswerDialect } from './pipeline/endpoint';
+import type { UpstreamHandler } from './upstream-proxy';
+
+/** What every exchange of the app shares: built once, not copied into each request. */
+export interface ExchangeDeps {
+  meter: Meter;
+  logger: Logger;
+  metrics: Metrics;
+  /** Largest non-streamed upstream body we buffer. */
+  responseLimit: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** What is particular to one request. */
+export interface ExchangeContext {
+  accountId: string;
+  /** Null when the request was charged to its account without a key. */
+  keyId: string | null;
+  requestId: string;
+  model: Model;
+  endpoint: EndpointName;
+  /** The upstream path under its base URL: `/chat/completions`. */
+  path: string;
+  stream: boolean;
+  /** We added `stream_options.include_usage` that the client did not ask for: hide the usage chunk. */
+  hideUsageChunk: boolean;
+  /** How the endpoint's answers carry usage. */
+  answer: AnswerDialect;
+  /** The request log's facts: the settled usage is left there. */
+  facts: RequestFacts;
+  /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
+  promptTokens: () => number;
+  lease: Lease;
+  /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
+  resend: (handler: UpstreamHandler) => void;
+  /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
+  onAnswer?: (answerId: string, tokens: number | undefined) => void;
+}

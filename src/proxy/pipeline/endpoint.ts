@@ -1,0 +1,112 @@
+/**
+ * What an endpoint contributes to the metered pipeline: its request schema, where its model and output cap live, its
+ * prompt bound, how usage is found in its answers, and its tokenizer fallback. Everything else is the pipeline's.
+ */
+import type { EndpointName } from '../../catalog/endpoints';
+import type { Model } from '../../catalog/models';
+import type { ApiError } from '../../http/errors';
+import type { Usage } from '../usage';
+
+export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiError };
+
+/** The output cap a client set (or could have set), by field name; `value` undefined when it named none. */
+export interface OutputCap {
+  field: string;
+  value: number | undefined;
+}
+
+/**
+ * A prompt's size: a bound that costs next to nothing at first, replaced by the tokenizer's count (`count()`) where
+ * an answer depends on it. `longest`: the tokens the largest single prompt puts in the context window (a batch of
+ * prompts or inputs is many windows); absent when the whole prompt is one window.
+ */
+export interface PromptMeasure {
+  tokens: number;
+  readonly exact: boolean;
+  readonly longest?: number;
+  count(): number;
+}
+
+/**
+ * One pass over a stream line's JSON object: where the string value naming the model is (`modelOpen` its quote, -1
+ * when none; `modelClose` just past it), and whether a usage object is there. TopLevelScan is the chat-shaped one.
+ */
+export interface LineScan {
+  modelOpen: number;
+  modelClose: number;
+  usage: boolean;
+  scan(buf: Buffer, from: number, to: number, whole: boolean): void;
+}
+
+/** How an endpoint's stream reads: where usage is, which fields carry output text, where the model name sits. */
+export interface StreamDialect {
+  /** The usage in a data line that carries a `"usage": {…}` (parsed), or undefined. */
+  usage(event: Record<string, unknown>): Usage | undefined;
+  /** Whether that line carries nothing but usage (dropped when only we asked for it). */
+  usageOnly(event: Record<string, unknown>): boolean;
+  /** The id of the answer (a stored response's), when the usage line names one. */
+  answerId?(event: Record<string, unknown>): string | undefined;
+  /** Matches the JSON string values that are output text in the stream's data lines (group 1: the raw value). */
+  textFields: RegExp;
+  /** A scanner of its data lines (one per stream, reused for every line): where the model is, whether usage is. */
+  scanner(): LineScan;
+  /** The event ending a client's stream the upstream broke off. */
+  errorEvent(timedOut: boolean): string;
+}
+
+/** How an endpoint's answers are read for usage, parsed whole or scanned as bytes on their way through. */
+export interface AnswerDialect {
+  /** `parse`: buffered (within the response limit) and parsed; `scan`: relayed as it comes, usage found on bytes. */
+  relay: 'parse' | 'scan';
+  /** The upstream's usage in a parsed answer, when sound. */
+  usage(answer: Record<string, unknown>): Usage | undefined;
+  /** Our tokenizer's count of a parsed answer's output (for an answer without usage). */
+  outputTokens(answer: Record<string, unknown>): number;
+  /** The answer's id (a stored response's), when it has one worth recording. */
+  answerId?(answer: Record<string, unknown>): string | undefined;
+  stream: StreamDialect;
+}
+
+/** The body sent upstream, and whether the client must not see the usage we asked for in its stream. */
+export interface UpstreamBody {
+  body: Record<string, unknown>;
+  hideUsage: boolean;
+}
+
+/** An endpoint on the metered pipeline. `R` is its validated request body. */
+export interface Endpoint<R> {
+  name: EndpointName;
+  validate(body: unknown): Validated<R>;
+  /** The model the client named. */
+  modelName(request: R): string;
+  /** What the request asks of the model that the model does not support, or undefined. */
+  unsupported(request: R, model: Model): ApiError | undefined;
+  /** The output cap field and value; undefined for an endpoint with no output (embeddings). */
+  outputCap(request: R): OutputCap | undefined;
+  /** Output tokens per choice when the client names no cap (before the balance lowers it). Default: the model's max. */
+  defaultOutput?: number;
+  /** Completions the request asks for (choices × prompts); the reservation covers each. 0: no output. */
+  choices(request: R): number;
+  /**
+   * Stored state the request draws on (a previous response): refused unless the account owns it; else the tokens it
+   * carries into the prompt. Only endpoints with stored state have it.
+   */
+  prepare?(request: R, accountId: string): Promise<ApiError | number>;
+  /** The prompt's measure (`carried`: from `prepare`). May throw RangeError for a body nested too deeply to serialize. */
+  prompt(request: R, carried: number): PromptMeasure;
+  /** What the context-length refusal says of the prompt, and the field it names: `the messages take`, `messages`. */
+  promptWords: { noun: string; field: string };
+  stream(request: R): boolean;
+  /** The body for the upstream: its model name, the output cap the reservation covers (`allowance`), usage asked for. */
+  upstreamBody(request: R, model: Model, allowance: number): UpstreamBody;
+  answer: AnswerDialect;
+  /**
+   * The upstream answered with an id it stores (a response): record whose it is, before the client can name it.
+   * `tokens`: the conversation's size so far (input and output), for the prompt bound of a request that continues it.
+   */
+  answered?(answerId: string, accountId: string, model: Model, tokens: number | undefined): void;
+}
+
+/** An endpoint of any request type, as the router holds them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint checks its own request type
+export type AnyEndpoint = Endpoint<any>;

@@ -1,0 +1,163 @@
+/**
+ * The metered pipeline after authentication, one handler per endpoint: validate the body → resolve the model → plan
+ * (prompt bound, output allowance) → reserve → forward the rewritten body. Everything after the reservation (relay,
+ * usage tap, settlement) belongs to the Exchange; the endpoint's adapter supplies what differs.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { ENDPOINT_PATHS } from '../../catalog/endpoints';
+import type { Catalog, Model } from '../../catalog/models';
+import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
+import { upstreamRequestHeaders } from '../../http/http-headers';
+import type { Meter } from '../../metering/metering';
+import type { Logger } from '../../observability/logger';
+import type { Metrics } from '../../observability/metrics';
+import { requestFacts, type RequestFacts } from '../../observability/request-log';
+import { Exchange } from '../exchange';
+import type { ExchangeDeps } from '../exchange-context';
+import { resender, type Upstreams } from '../upstream-proxy';
+import type { Endpoint } from './endpoint';
+import { plan, type Plan } from './plan';
+import { reserve, type Reserved, type Who } from './reserve';
+
+export interface MeteredRouteOptions {
+  /** The current catalog (a function, so a reload takes effect for the next request). */
+  catalog: () => Catalog;
+  meter: Meter;
+  upstreams: Upstreams;
+  logger: Logger;
+  metrics: Metrics;
+  upstreamResponseLimit: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamTimeoutMs: number;
+}
+
+/** JSON.parse accepts any depth, JSON.stringify does not: a body nested too deeply to re-serialize is the client's error. */
+function unserializable(err: unknown): ApiError {
+  if (!(err instanceof RangeError)) throw err;
+  return apiError('invalid_request_error', 'The request body is nested too deeply.');
+}
+
+/** The model by name, if it serves this endpoint; else the refusal naming both. */
+function resolveModel(catalog: Catalog, name: string, endpoint: Endpoint<unknown>): Model | ApiError {
+  const model = catalog.get(name);
+  if (!model) return apiError('model_not_found', `The model '${name}' does not exist or is not served here.`, 'model');
+  if (model.endpoints.has(endpoint.name)) return model;
+  const served = [...model.endpoints].map((e) => `/v1${ENDPOINT_PATHS[e]}`).join(', ');
+  return apiError(
+    'invalid_request_error',
+    `The model '${model.id}' does not serve /v1${ENDPOINT_PATHS[endpoint.name]}; it serves ${served}.`,
+    'model',
+  );
+}
+
+/** A request past its reservation, on its way upstream. */
+interface Reserving extends Who {
+  model: Model;
+  planned: Plan;
+  reserved: Reserved;
+  facts: RequestFacts;
+}
+
+export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOptions) {
+  const { meter, upstreams, logger, metrics } = options;
+  const exchangeDeps: ExchangeDeps = {
+    meter,
+    logger,
+    metrics,
+    responseLimit: options.upstreamResponseLimit,
+    connectTimeoutMs: options.upstreamConnectTimeoutMs,
+    idleTimeoutMs: options.upstreamTimeoutMs,
+  };
+  const path = ENDPOINT_PATHS[endpoint.name];
+
+  return async function meteredHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const facts = requestFacts(res);
+    facts.endpoint = endpoint.name;
+    const keyId = facts.keyId ?? null;
+    const accountId = facts.accountId as string;
+    const requestId = facts.requestId;
+    const validated = endpoint.validate(req.body);
+    if (!validated.ok) return sendError(res, validated.error);
+    const request = validated.request;
+    const stream = endpoint.stream(request);
+    facts.stream = stream;
+
+    const model = resolveModel(options.catalog(), endpoint.modelName(request), endpoint as Endpoint<unknown>);
+    if ('code' in model) return sendError(res, model);
+    facts.model = model;
+    const refusal = endpoint.unsupported(request, model);
+    if (refusal) return sendError(res, refusal);
+    let carried = 0;
+    if (endpoint.prepare) {
+      const prepared = await endpoint.prepare(request, accountId).catch((err: Error) => {
+        logger.error({ requestId, err: err.message }, 'store unreachable while checking stored state');
+        return STORE_UNAVAILABLE;
+      });
+      if (typeof prepared !== 'number') return sendError(res, prepared);
+      carried = prepared;
+    }
+    let planned: Plan | ApiError;
+    try {
+      planned = plan(endpoint, request, model, carried);
+    } catch (err) {
+      return sendError(res, unserializable(err));
+    }
+    if ('code' in planned) return sendError(res, planned);
+    if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
+
+    const reserved = await reserve({ meter, metrics, logger }, { accountId, keyId, requestId }, model, planned);
+    if (reserved.kind === 'refused') return sendError(res, reserved.error, reserved.headers);
+    if (reserved.headers) for (const name in reserved.headers) res.setHeader(name, reserved.headers[name]);
+
+    await forward(req, res, next, request, { accountId, keyId, requestId, model, planned, reserved, facts });
+  };
+
+  /** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
+  async function forward(req: Request, res: Response, next: NextFunction, request: R, r: Reserving): Promise<void> {
+    const { accountId, keyId, requestId, model, planned, reserved } = r;
+    // The upstream sees its own model name, an output cap the reservation covers, and a request for stream usage.
+    // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
+    let body: string;
+    let hideUsage: boolean;
+    try {
+      const upstreamBody = endpoint.upstreamBody(request, model, reserved.allowance);
+      hideUsage = upstreamBody.hideUsage;
+      body = JSON.stringify(upstreamBody.body);
+    } catch (err) {
+      meter.release(accountId, requestId);
+      reserved.undoModel();
+      return sendError(res, unserializable(err));
+    }
+
+    const upstream = upstreams.get(model.upstreamUrl);
+    const { answered } = endpoint;
+    const exchange: Exchange = new Exchange(
+      exchangeDeps,
+      {
+        accountId,
+        keyId,
+        requestId,
+        model,
+        endpoint: endpoint.name,
+        path,
+        stream: r.facts.stream === true,
+        hideUsageChunk: hideUsage,
+        answer: endpoint.answer,
+        facts: r.facts,
+        promptTokens: () => planned.prompt.count(),
+        lease: meter.hold(accountId, requestId, model),
+        resend: resender(upstream, req, res, next),
+        onAnswer: answered && ((id, tokens) => answered.call(endpoint, id, accountId, model, tokens)),
+      },
+      res,
+    );
+    req.headers = upstreamRequestHeaders(req.headers, Buffer.byteLength(body), model.upstreamApiKey, requestId);
+    // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
+    // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
+    req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
+      dest.end(body);
+      return dest;
+    }) as typeof req.pipe;
+    await upstream.send(req, res, next, exchange);
+  }
+}

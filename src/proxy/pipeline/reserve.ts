@@ -1,0 +1,111 @@
+/**
+ * The reservation step: the model's own limits first (only a model that has them costs a store call), then the
+ * account's and key's reservation, counted exactly and tried again when a tight balance makes the bound cost tokens.
+ * A refusal undoes what was admitted and says why in OpenAI's shape.
+ */
+import type { Model } from '../../catalog/models';
+import { apiError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
+import type { LevelUse, LimitRefusal } from '../../limits/limits';
+import { rateLimitHeaders, rateLimitRefusal } from '../../limits/rate-limit-response';
+import type { Meter } from '../../metering/metering';
+import type { Logger } from '../../observability/logger';
+import type { Metrics } from '../../observability/metrics';
+import type { ReserveResult } from '../../store/records/metering';
+import type { Plan } from './plan';
+
+export interface Reserved {
+  kind: 'reserved';
+  /** Output tokens per choice the balance covers (≤ the plan's allowance). */
+  allowance: number;
+  /** OpenAI's rate-limit headers for the tightest level; undefined when no level has limits. */
+  headers: Record<string, string> | undefined;
+  /** Lets go of the model's limits when the request ends unserved. */
+  undoModel: () => void;
+}
+
+export interface Refused {
+  kind: 'refused';
+  error: ApiError;
+  headers?: Record<string, string>;
+}
+
+export interface ReserveDeps {
+  meter: Meter;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface Who {
+  accountId: string;
+  keyId: string | null;
+  requestId: string;
+}
+
+/** A limit refused the request: a retryable 429 with its headers, counted by level and limit. */
+function rateLimited(metrics: Metrics, refusal: LimitRefusal): Refused {
+  metrics.rateLimited.inc({ level: refusal.level, limit: refusal.kind });
+  const { error, headers } = rateLimitRefusal(refusal);
+  return { kind: 'refused', error, headers };
+}
+
+export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned: Plan): Promise<Reserved | Refused> {
+  const { meter } = deps;
+  const { prompt, allowance, choices, defaultAllowance } = planned;
+  const { accountId, keyId, requestId } = who;
+  const once = () =>
+    meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, defaultAllowance, choices });
+  let modelUse: LevelUse | undefined;
+  const undoModel = () => {
+    if (modelUse) meter.endModel(model, requestId, { kind: 'undo' });
+  };
+  let reservation: ReserveResult;
+  try {
+    if (model.limits) {
+      const tokens = meter.reservationTokens(model, prompt.tokens, allowance, choices);
+      const admitted = await meter.admitModel(model.id, model.limits, requestId, tokens);
+      if (admitted.kind === 'rate_limited') return rateLimited(deps.metrics, admitted.refusal);
+      modelUse = admitted.use;
+    }
+    reservation = await once();
+    // A tight balance: the bound may be costing this request tokens. Count exactly and reserve again (it replaces).
+    const short = reservation.kind === 'insufficient_quota' || (reservation.kind === 'reserved' && reservation.allowance < allowance);
+    if (short && !prompt.exact) {
+      prompt.count();
+      reservation = await once();
+    }
+  } catch (err) {
+    undoModel();
+    deps.logger.error({ requestId, err: (err as Error).message }, 'store unreachable during reservation');
+    return { kind: 'refused', error: STORE_UNAVAILABLE };
+  }
+  if (reservation.kind !== 'reserved') {
+    undoModel();
+    if (reservation.kind === 'rate_limited') return rateLimited(deps.metrics, reservation.refusal);
+    return { kind: 'refused', error: refusal(reservation, model) };
+  }
+  // OpenAI's headers for the tightest level, only when some level has limits (else nothing to say, nothing to do).
+  const uses = modelUse ? [modelUse, ...(reservation.limitUse ?? [])] : reservation.limitUse;
+  const headers = uses ? rateLimitHeaders(uses) : undefined;
+  return { kind: 'reserved', allowance: reservation.allowance, headers, undoModel };
+}
+
+/** Why the store refused the reservation, as the client reads it. */
+function refusal(reservation: Exclude<ReserveResult, { kind: 'reserved' | 'rate_limited' }>, model: Model): ApiError {
+  switch (reservation.kind) {
+    case 'invalid_key':
+      return apiError('invalid_api_key', `This API key is ${reservation.reason === 'not_found' ? 'unknown' : reservation.reason}.`);
+    case 'account_not_found':
+      return apiError('invalid_api_key', 'This API key is unknown.');
+    case 'account_disabled':
+      return apiError('invalid_api_key', "This API key's account is disabled.");
+    case 'model_not_allowed':
+      return apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model');
+    case 'insufficient_quota':
+      return apiError(
+        'insufficient_quota',
+        reservation.limitedBy === 'key'
+          ? `This key's spending limit leaves ${Math.max(0, reservation.available)} tokens, which do not cover the request.`
+          : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
+      );
+  }
+}
