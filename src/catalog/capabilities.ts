@@ -18,15 +18,8 @@ export function unsupported(req: ChatRequest, model: Model): ApiError | undefine
   if (!caps.jsonMode && req.response_format != null && JSON_FORMATS.has(req.response_format.type)) {
     return refuse('response_format', `does not support JSON mode (response_format ${req.response_format.type}); it supports text only.`);
   }
-  if (caps.sampling !== null) {
-    const body = req as Record<string, unknown>;
-    for (const p of SAMPLING_PARAMETERS) {
-      if (body[p] != null && !caps.sampling.has(p)) {
-        const accepted = [...caps.sampling].join(', ') || 'none';
-        return refuse(p, `does not accept '${p}'; it accepts: ${accepted}.`);
-      }
-    }
-  }
+  const sampling = unsupportedSampling(req, model);
+  if (sampling) return sampling;
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i];
     if (m.role === 'developer' && caps.developerRole === 'refuse') {
@@ -35,6 +28,20 @@ export function unsupported(req: ChatRequest, model: Model): ApiError | undefine
     if (!caps.vision && Array.isArray(m.content)) {
       const j = m.content.findIndex((part) => IMAGE_PARTS.has(part.type));
       if (j !== -1) return refuse(`messages[${i}].content[${j}]`, 'does not accept image input; it accepts text only.');
+    }
+  }
+  return undefined;
+}
+
+/** The first sampling parameter in `body` the model does not accept (`capabilities.sampling_parameters`), or undefined. */
+export function unsupportedSampling(body: object, model: Model): ApiError | undefined {
+  const accepts = model.capabilities.sampling;
+  if (accepts === null) return undefined;
+  const fields = body as Record<string, unknown>;
+  for (const p of SAMPLING_PARAMETERS) {
+    if (fields[p] != null && !accepts.has(p)) {
+      const accepted = [...accepts].join(', ') || 'none';
+      return apiError('invalid_request_error', `${model.id} does not accept '${p}'; it accepts: ${accepted}.`, p);
     }
   }
   return undefined;

@@ -6,6 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBrotliCompress, createDeflate, createGzip, type Gzip } from 'node:zlib';
+import { completionsReply, embeddingsReply, responsesReply, storedResponseReply } from './endpoint-replies';
 
 export interface UpstreamCall {
   path: string;
@@ -141,8 +142,15 @@ export function jsonReply(options: { tokens?: string[]; usage?: boolean; pretty?
   };
 }
 
-/** JSON or SSE depending on the request's `stream`. */
-export const defaultReply: Behaviour = (call, req, res) => (call.body.stream ? streamReply()(call, req, res) : jsonReply()(call, req, res));
+/** By path: chat (JSON or SSE depending on the request's `stream`), or the other endpoints as vLLM answers them. */
+export const defaultReply: Behaviour = (call, req, res) => {
+  const path = call.path;
+  if (path.startsWith('/v1/completions')) return completionsReply()(call, req, res);
+  if (path.startsWith('/v1/embeddings')) return embeddingsReply()(call, req, res);
+  if (path.startsWith('/v1/responses/')) return storedResponseReply(call, req, res);
+  if (path.startsWith('/v1/responses')) return responsesReply()(call, req, res);
+  return call.body.stream ? streamReply()(call, req, res) : jsonReply()(call, req, res);
+};
 
 export async function startUpstream(initial: Behaviour = defaultReply): Promise<TestUpstream> {
   let behaviour = initial;

@@ -1,0 +1,61 @@
+/**
+ * POST /v1/completions on the metered pipeline: a prompt (or a batch of them) in, `n` texts per prompt out. The
+ * reservation covers `best_of` completions of `max_tokens` (OpenAI's default of 16) per prompt; the charge is what the
+ * upstream reports.
+ */
+import { unsupportedSampling } from '../../catalog/capabilities';
+import { validateCompletionsRequest, type CompletionsRequest } from '../../http/completions-request';
+import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
+import { countText } from '../../metering/estimate';
+import { findModelValue } from '../model-rewriter';
+import type { Endpoint } from '../pipeline/endpoint';
+import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
+import { withStreamUsage } from './stream-usage';
+
+/** OpenAI's `max_tokens` when a completions request names none. */
+export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
+/** The string values that are output text in a completions stream: each choice's `text`. */
+const TEXT_FIELDS = /"text" *: *"((?:[^"\\]|\\.)*)"/g;
+
+/** Our count of a completions answer's texts. */
+function choiceTexts(choices: unknown): number {
+  if (!Array.isArray(choices)) return 0;
+  let n = 0;
+  for (const choice of choices) {
+    const text = (choice as { text?: unknown })?.text;
+    if (typeof text === 'string') n += countText(text);
+  }
+  return n;
+}
+
+export const completionsEndpoint: Endpoint<CompletionsRequest> = {
+  name: 'completions',
+  validate: validateCompletionsRequest,
+  modelName: (request) => request.model,
+  unsupported: unsupportedSampling,
+  outputCap: (request) => ({ field: 'max_tokens', value: request.max_tokens ?? undefined }),
+  defaultOutput: COMPLETIONS_DEFAULT_MAX_TOKENS,
+  // Each prompt gets best_of completions generated (n of them returned): the reservation covers all of them.
+  choices: (request) => batchItems(request.prompt).length * Math.max(request.n ?? 1, request.best_of ?? 1),
+  prompt: (request) => new BatchPromptSize(batchItems(request.prompt), request.suffix ?? ''),
+  promptWords: { noun: 'the prompt takes', field: 'prompt' },
+  stream: (request) => request.stream === true,
+  upstreamBody(request, model, allowance) {
+    const body: Record<string, unknown> = { ...request, model: model.upstreamModel };
+    // Always named: servers differ in their default (llama.cpp's is unbounded), and the reservation covers this one.
+    if (request.max_tokens == null || allowance < request.max_tokens) body.max_tokens = allowance;
+    return withStreamUsage(body, request, model);
+  },
+  answer: {
+    relay: 'parse',
+    usage: (answer) => promptCompletionUsage(answer.usage),
+    outputTokens: (answer) => choiceTexts(answer.choices),
+    stream: {
+      usage: chunkUsage,
+      usageOnly: choicesEmpty,
+      textFields: TEXT_FIELDS,
+      findModel: findModelValue,
+      errorEvent: dataErrorEvent,
+    },
+  },
+};

@@ -1,0 +1,59 @@
+/** The official openai package on the other endpoints: completions, embeddings and responses, plain and streamed. */
+import OpenAI from 'openai';
+import { TOKENS_PER_TEXT } from '../helpers/endpoint-replies';
+import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores';
+import { startUpstream, words, type TestUpstream } from '../helpers/upstream';
+import { startProxy, settled, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+
+describe('the official openai SDK on completions, embeddings and responses', () => {
+  let s: StoreUnderTest;
+  let upstream: TestUpstream;
+  let proxy: ProxyUnderTest;
+
+  beforeAll(async () => {
+    s = await makeStore('redis');
+    upstream = await startUpstream();
+    proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, models: [{}, { endpoints: ['embeddings'] }] });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await upstream.close();
+    await s.close();
+  });
+
+  const spent = async (key: { id: string }, from: number) => {
+    await settled(proxy);
+    return from - (await s.store.getKey(key.id))!.balance;
+  };
+
+  it('completions.create: the text, the client model id, and usage equal to the charge', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    const completion = await client.completions.create({ model: MODEL, prompt: 'Say hello', max_tokens: 20 });
+    expect(completion.model).toBe(MODEL);
+    expect(completion.choices[0].text).toBe(words(5).join(''));
+    expect(completion.usage).toMatchObject({ prompt_tokens: TOKENS_PER_TEXT, completion_tokens: 5 });
+    expect(await spent(key, 10_000)).toBe(completion.usage!.total_tokens);
+  });
+
+  it('completions.create streamed: the text, and the usage it asked for equal to the charge', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    const stream = await client.completions.create({
+      model: MODEL,
+      prompt: 'Say hello',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      expect(chunk.model).toBe(MODEL);
+      text += chunk.choices[0]?.text ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe(words(5).join(''));
+    expect(usage).toMatchObject({ prompt_tokens: TOKENS_PER_TEXT, completion_tokens: 5 });
+    expect(await spent(key, 10_000)).toBe(usage!.total_tokens);
+  });
+});
