@@ -34,6 +34,7 @@ import { requestLog } from './observability/request-log';
 import { ENDPOINT_PATHS } from './catalog/endpoints';
 import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
+import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import type { Upstreams } from './proxy/upstream-proxy';
@@ -127,7 +128,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
     upstreamTimeoutMs: config.upstreamTimeoutMs,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
-  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint];
+  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint];
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
     router.post(path, log(true), refuseWhileDraining, authenticate, jsonBody(config.bodyLimit), meteredRoute(endpoint, routeOptions));

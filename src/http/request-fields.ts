@@ -29,17 +29,30 @@ export const modelField = z.string({ error: 'is required and must be a string' }
 const tokenId = z.number({ error: 'must be a token id' }).int('must be a token id').nonnegative('must be a token id');
 
 /**
- * A batch field (`prompt`, `input`): a string, strings, a token array or token arrays, at most `max` items, none empty.
- * `what` names an item in the messages.
+ * A batch field (`prompt`, `input`): a string, strings, a token array or token arrays (not mixed), at most `max` items,
+ * none empty. `what` names an item in the messages.
  */
 export function batchField(max: number, what: string) {
-  const text = z.string({ error: `must be a string` }).min(1, `must not be empty`);
+  const text = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
   const tokens = z.array(tokenId, { error: 'must be an array of token ids' }).min(1, 'must not be empty');
-  const many = `must hold at most ${max} ${what}s`;
-  return z.union(
-    [text, z.array(text).min(1, 'must not be empty').max(max, many), tokens, z.array(tokens).min(1, 'must not be empty').max(max, many)],
-    { error: `must be a string, an array of strings, an array of token ids or an array of such arrays` },
-  );
+  return z
+    .union(
+      [
+        text,
+        z
+          .array(z.union([text, tokenId, tokens], { error: 'must be a string, a token id or an array of token ids' }))
+          .min(1, 'must not be empty'),
+      ],
+      {
+        error: 'must be a string, an array of strings, an array of token ids or an array of such arrays',
+      },
+    )
+    .superRefine((value, ctx) => {
+      if (typeof value === 'string') return;
+      const kinds = new Set(value.map((v) => (typeof v === 'string' ? 'string' : typeof v === 'number' ? 'id' : 'array')));
+      if (kinds.size > 1) ctx.addIssue({ code: 'custom', message: 'must not mix strings, token ids and token arrays' });
+      else if (!kinds.has('id') && value.length > max) ctx.addIssue({ code: 'custom', message: `must hold at most ${max} ${what}s` });
+    });
 }
 
 /** Validates a body that must be a JSON object; passes the body itself on (unknown fields travel untouched). */

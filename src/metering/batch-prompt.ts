@@ -46,8 +46,11 @@ export class BatchPromptSize {
   }
 }
 
-/** A batch field (`prompt`, `input`) as its items: one string, strings, one token array, or token arrays. */
-export function batchItems(value: string | readonly string[] | readonly number[] | readonly (readonly number[])[]): BatchItem[] {
+/**
+ * A batch field (`prompt`, `input`) as its items: one string, strings, one token array, or token arrays (validated not
+ * to mix: an array whose first element is a number is one token array).
+ */
+export function batchItems(value: string | readonly (string | number | readonly number[])[]): BatchItem[] {
   if (typeof value === 'string') return [value];
   if (value.length > 0 && typeof value[0] === 'number') return [value as readonly number[]];
   return value as BatchItem[];

@@ -111,7 +111,7 @@ export function relayScanned(
     if (!host.live()) return;
     if (!started) return host.refuse(NOT_AN_OBJECT);
     res.end();
-    host.settle(answer.usage(tap.usage ?? {}), () => 0);
+    host.settle(answer.usage({ usage: tap.usage }), () => 0);
   });
   body.once('error', (err: NodeJS.ErrnoException) => host.fail(err));
   proxyRes.once('close', () => {

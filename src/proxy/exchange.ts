@@ -8,6 +8,7 @@ import { apiError, sendError, type ApiError } from '../http/errors';
 import { downstreamResponseHeaders } from '../http/http-headers';
 import { charge } from '../metering/metering';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
+import type { StreamDialect } from './pipeline/endpoint';
 
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
@@ -88,7 +89,8 @@ export class Exchange {
     const status = proxyRes.statusCode ?? 502;
     if (status < 200 || status >= 300) return this.relayError(status, body);
     const type = proxyRes.headers['content-type'] ?? '';
-    if (this.ctx.stream && type.includes('text/event-stream')) return this.relayStream(status, proxyRes, body);
+    const dialect = this.ctx.answer.stream;
+    if (this.ctx.stream && dialect && type.includes('text/event-stream')) return this.relayStream(status, proxyRes, body, dialect);
     if (this.ctx.answer.relay === 'scan') return this.relayScan(status, proxyRes, body);
     return this.relayJson(status, proxyRes, body);
   }
@@ -125,12 +127,12 @@ export class Exchange {
     this.upstreamReq?.destroy();
     const tap = this.tap;
     if (tap) this.settle(tap.usage, CLIENT_CLOSED, () => tap.streamedCompletionTokens());
-    else if (this.scan) this.settle(this.ctx.answer.usage(this.scan.usage ?? {}), CLIENT_CLOSED, () => 0);
+    else if (this.scan) this.settle(this.ctx.answer.usage({ usage: this.scan.usage }), CLIENT_CLOSED, () => 0);
     else this.release();
   }
 
-  private relayStream(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk, dialect: this.ctx.answer.stream });
+  private relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): void {
+    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk, dialect });
     this.tap = tap;
     const res = this.res;
     res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
@@ -178,7 +180,7 @@ export class Exchange {
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     if (!this.res.writableEnded) {
       tap.abandon();
-      this.res.end(this.ctx.answer.stream.errorEvent(this.timedOut));
+      this.res.end(tap.errorEvent(this.timedOut));
     }
     this.upstreamRes?.destroy();
     this.settle(tap.usage, this.res.statusCode, () => tap.streamedCompletionTokens());
@@ -210,7 +212,7 @@ export class Exchange {
     const scan = this.scan as JsonTap;
     this.upstreamRes?.destroy();
     this.res.destroy();
-    this.settle(this.ctx.answer.usage(scan.usage ?? {}), this.res.statusCode, () => 0);
+    this.settle(this.ctx.answer.usage({ usage: scan.usage }), this.res.statusCode, () => 0);
   }
 
   /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */

@@ -5,6 +5,8 @@ import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores
 import { startUpstream, words, type TestUpstream } from '../helpers/upstream';
 import { startProxy, settled, MODEL, type ProxyUnderTest } from '../helpers/proxy';
 
+const EMBED = 'acme/model-1';
+
 describe('the official openai SDK on completions, embeddings and responses', () => {
   let s: StoreUnderTest;
   let upstream: TestUpstream;
@@ -55,5 +57,18 @@ describe('the official openai SDK on completions, embeddings and responses', () 
     expect(text).toBe(words(5).join(''));
     expect(usage).toMatchObject({ prompt_tokens: TOKENS_PER_TEXT, completion_tokens: 5 });
     expect(await spent(key, 10_000)).toBe(usage!.total_tokens);
+  });
+
+  it('embeddings.create (base64 on the wire, as the SDK asks): vectors decoded, usage equal to the charge', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    const res = await client.embeddings.create({ model: EMBED, input: ['first text', 'second text'] });
+    expect(upstream.calls.at(-1)!.body.encoding_format).toBe('base64');
+    expect(res.model).toBe(EMBED);
+    expect(res.data).toHaveLength(2);
+    expect(res.data[0].embedding).toHaveLength(8);
+    expect(typeof res.data[0].embedding[0]).toBe('number');
+    expect(res.usage.prompt_tokens).toBe(2 * TOKENS_PER_TEXT);
+    expect(await spent(key, 10_000)).toBe(res.usage.prompt_tokens);
   });
 });

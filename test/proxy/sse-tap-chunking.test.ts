@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { modelValue } from '../../src/proxy/model-rewriter';
-import { chatEndpoint } from '../../src/proxy/endpoints/chat';
+import { chatStream } from '../../src/proxy/endpoints/chat';
 import { SseTap } from '../../src/proxy/sse-tap';
 
 interface Stream {
@@ -43,7 +43,7 @@ function render(s: Stream, model: string, withUsage: boolean): string {
 
 /** Feeds the stream cut at `cuts` (byte offsets); returns what the client got and what the meter learnt. */
 function feed(bytes: Buffer, cuts: number[], dropUsage: boolean) {
-  const tap = new SseTap({ model: modelValue(CLIENT_ID), dropUsageChunk: dropUsage, dialect: chatEndpoint.answer.stream });
+  const tap = new SseTap({ model: modelValue(CLIENT_ID), dropUsageChunk: dropUsage, dialect: chatStream });
   const out: Buffer[] = [];
   let from = 0;
   for (const cut of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {

@@ -1,6 +1,6 @@
 /** The stream tap: whole lines out, usage found, usage-only chunk dropped on request, model rewritten. */
 import { modelValue } from '../../src/proxy/model-rewriter';
-import { chatEndpoint } from '../../src/proxy/endpoints/chat';
+import { chatStream } from '../../src/proxy/endpoints/chat';
 import { SseTap } from '../../src/proxy/sse-tap';
 
 /** The client's id equals the upstream's name: nothing to rewrite. */
@@ -19,7 +19,7 @@ function run(tap: SseTap, parts: (string | Buffer)[]): string {
 describe('SseTap', () => {
   it('passes bytes through unchanged when nothing needs rewriting, and reads the usage', () => {
     const stream = chunk('Hel') + chunk('lo') + usageChunk(7, 2) + 'data: [DONE]\n\n';
-    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatStream });
     expect(run(tap, [stream])).toBe(stream);
     expect(tap.usage).toEqual({ promptTokens: 7, completionTokens: 2 });
     expect(tap.done).toBe(true);
@@ -29,7 +29,7 @@ describe('SseTap', () => {
     const stream = chunk('a') + chunk('héllo ✓') + usageChunk(3, 4) + 'data: [DONE]\n\n';
     const bytes = Buffer.from(stream);
     const cut = bytes.indexOf(Buffer.from('✓')) + 1;
-    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatStream });
     const first = tap.push(bytes.subarray(0, cut)).toString();
     expect(first).toBe(chunk('a'));
     const rest = tap.push(bytes.subarray(cut)).toString() + tap.end().toString();
@@ -39,31 +39,31 @@ describe('SseTap', () => {
 
   it('drops the usage-only chunk and its blank line when asked, leaving everything else', () => {
     const body = chunk('a') + chunk('b');
-    const tap = new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatStream });
     expect(run(tap, [body, usageChunk(1, 2), 'data: [DONE]\n\n'])).toBe(body + 'data: [DONE]\n\n');
     expect(tap.usage).toEqual({ promptTokens: 1, completionTokens: 2 });
   });
 
   it('rewrites the model in every chunk, whatever the upstream called it, keeping its spacing', () => {
-    const tap = new SseTap({ model: modelValue('client/m'), dropUsageChunk: false, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: modelValue('client/m'), dropUsageChunk: false, dialect: chatStream });
     const spaced = 'data: {"model": "up/m-2024-08-06", "choices": []}\r\n\r\n';
     const out = run(tap, [chunk('x', 'llama3:latest'), spaced, usageChunk(1, 1, 'other')]);
     expect(out).toBe(chunk('x', 'client/m') + 'data: {"model": "client/m", "choices": []}\r\n\r\n' + usageChunk(1, 1, 'client/m'));
   });
 
   it('leaves a "model" key inside a nested object alone', () => {
-    const tap = new SseTap({ model: modelValue('client/m'), dropUsageChunk: false, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: modelValue('client/m'), dropUsageChunk: false, dialect: chatStream });
     const line = 'data: {"choices":[{"delta":{"model":"inner"}}],"model":"up/m"}\n\n';
     expect(run(tap, [line])).toBe('data: {"choices":[{"delta":{"model":"inner"}}],"model":"client/m"}\n\n');
   });
 
   it('passes a chunk that needs no change as the same Buffer', () => {
     const bytes = Buffer.from(chunk('a') + chunk('b'));
-    expect(new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatEndpoint.answer.stream }).push(bytes)).toBe(bytes);
+    expect(new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatStream }).push(bytes)).toBe(bytes);
   });
 
   it('counts streamed content and tool-call arguments when no usage comes', () => {
-    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: SAME, dropUsageChunk: false, dialect: chatStream });
     run(tap, [
       chunk('Hello'),
       chunk(' "world"'),
@@ -76,7 +76,7 @@ describe('SseTap', () => {
   });
 
   it('ignores `"usage":null` and comment lines', () => {
-    const tap = new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatEndpoint.answer.stream });
+    const tap = new SseTap({ model: SAME, dropUsageChunk: true, dialect: chatStream });
     const stream = ': keep-alive\n\n' + chunk('a');
     expect(run(tap, [stream])).toBe(stream);
     expect(tap.usage).toBeUndefined();

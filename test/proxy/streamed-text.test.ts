@@ -1,6 +1,6 @@
 /** The raw keeper of a stream's text: bounded memory, yet every streamed piece of text counted when asked. */
 import { countText } from '../../src/metering/estimate';
-import { chatEndpoint } from '../../src/proxy/endpoints/chat';
+import { chatStream } from '../../src/proxy/endpoints/chat';
 import { StreamedText } from '../../src/proxy/streamed-text';
 
 const line = (content: string) => Buffer.from(`${JSON.stringify({ choices: [{ delta: { content } }] })}`);
@@ -8,7 +8,7 @@ const line = (content: string) => Buffer.from(`${JSON.stringify({ choices: [{ de
 describe('StreamedText', () => {
   it('counts the same text whether it stays raw or is boiled down past the raw limit', () => {
     const pieces = Array.from({ length: 3_000 }, (_, i) => `wörd${i} `);
-    const text = new StreamedText(chatEndpoint.answer.stream.textFields);
+    const text = new StreamedText(chatStream.textFields);
     for (const p of pieces) {
       const buf = line(p);
       text.add(buf, 0, buf.length);
@@ -18,7 +18,7 @@ describe('StreamedText', () => {
 
   it('counts one line larger than the raw limit, and keeps lines apart', () => {
     const big = 'x y '.repeat(10_000);
-    const text = new StreamedText(chatEndpoint.answer.stream.textFields);
+    const text = new StreamedText(chatStream.textFields);
     const a = line(big);
     const b = Buffer.from('"content":"z"');
     text.add(a, 0, a.length);

@@ -4,12 +4,21 @@ import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../..
 import { PromptSize } from '../../metering/estimate';
 import { TopLevelScan } from '../model-rewriter';
 import { completionTextTokens } from '../response-usage';
-import type { Endpoint } from '../pipeline/endpoint';
+import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
 import { withStreamUsage } from './stream-usage';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
 
 /** The string values of the fields whose streamed text is completion output. */
 const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
+
+/** A chat stream: `data:` chunks, usage in a `choices: []` chunk when asked, the model at the top level. */
+export const chatStream: StreamDialect = {
+  usage: chunkUsage,
+  usageOnly: choicesEmpty,
+  textFields: TEXT_FIELDS,
+  scanner: () => new TopLevelScan(),
+  errorEvent: dataErrorEvent,
+};
 
 export const chatEndpoint: Endpoint<ChatRequest> = {
   name: 'chat',
@@ -31,12 +40,6 @@ export const chatEndpoint: Endpoint<ChatRequest> = {
     relay: 'parse',
     usage: (answer) => promptCompletionUsage(answer.usage),
     outputTokens: (answer) => completionTextTokens(answer.choices),
-    stream: {
-      usage: chunkUsage,
-      usageOnly: choicesEmpty,
-      textFields: TEXT_FIELDS,
-      scanner: () => new TopLevelScan(),
-      errorEvent: dataErrorEvent,
-    },
+    stream: chatStream,
   },
 };

@@ -7,7 +7,7 @@ import { unsupportedSampling } from '../../catalog/capabilities';
 import { validateCompletionsRequest, type CompletionsRequest } from '../../http/completions-request';
 import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
 import { countText } from '../../metering/estimate';
-import { findModelValue } from '../model-rewriter';
+import { TopLevelScan } from '../model-rewriter';
 import type { Endpoint } from '../pipeline/endpoint';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
 import { withStreamUsage } from './stream-usage';
@@ -54,7 +54,7 @@ export const completionsEndpoint: Endpoint<CompletionsRequest> = {
       usage: chunkUsage,
       usageOnly: choicesEmpty,
       textFields: TEXT_FIELDS,
-      findModel: findModelValue,
+      scanner: () => new TopLevelScan(),
       errorEvent: dataErrorEvent,
     },
   },

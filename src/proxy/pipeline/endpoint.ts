@@ -58,13 +58,14 @@ export interface StreamDialect {
 export interface AnswerDialect {
   /** `parse`: buffered (within the response limit) and parsed; `scan`: relayed as it comes, usage found on bytes. */
   relay: 'parse' | 'scan';
-  /** The upstream's usage in a parsed answer, when sound. */
+  /** The upstream's usage in a parsed answer (a scanned one: `{usage}` alone), when sound. */
   usage(answer: Record<string, unknown>): Usage | undefined;
   /** Our tokenizer's count of a parsed answer's output (for an answer without usage). */
   outputTokens(answer: Record<string, unknown>): number;
   /** The answer's id (a stored response's), when it has one worth recording. */
   answerId?(answer: Record<string, unknown>): string | undefined;
-  stream: StreamDialect;
+  /** How its streams read; absent for an endpoint that does not stream. */
+  stream?: StreamDialect;
 }
 
 /** The body sent upstream, and whether the client must not see the usage we asked for in its stream. */
