@@ -17,6 +17,7 @@ import { productAdmin } from './products/product-admin';
 import { stripeClient, stripeWebhook } from './products/stripe-checkout';
 import type { CommerceStore } from './store/ports/commerce-store';
 import type { SessionStore } from './store/ports/session-store';
+import type { ResponseOwners } from './store/ports/response-owners';
 import type { Catalog } from './catalog/models';
 import { modelsApi } from './catalog/models-api';
 import type { Authenticate } from './config/option-types';
@@ -35,6 +36,8 @@ import { ENDPOINT_PATHS } from './catalog/endpoints';
 import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
+import { responsesEndpoint } from './proxy/endpoints/responses';
+import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import type { Upstreams } from './proxy/upstream-proxy';
@@ -52,6 +55,8 @@ export interface MeterDeps {
   sessions: SessionStore;
   /** The product center's products and redemption codes. */
   commerce: CommerceStore;
+  /** Which account owns each stored response (the Responses API). */
+  responses: ResponseOwners;
   /** The current catalog; a function so the models file can be reloaded. */
   catalog: () => Catalog;
   meter: Meter;
@@ -128,7 +133,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
     upstreamTimeoutMs: config.upstreamTimeoutMs,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
-  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint];
+  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
     router.post(path, log(true), refuseWhileDraining, authenticate, jsonBody(config.bodyLimit), meteredRoute(endpoint, routeOptions));
@@ -136,6 +141,16 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
       sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
     });
   }
+  // The Responses API's stored state: the account's own responses only.
+  const stored = storedResponses({
+    catalog: deps.catalog,
+    owners: deps.responses,
+    upstreams: deps.upstreams,
+    logger,
+    responseLimit: config.upstreamResponseLimit,
+    timeoutMs: config.upstreamTimeoutMs,
+  });
+  router.use('/responses', log(false), refuseWhileDraining, authenticate, stored);
   router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, logger }));
   router.use(errorHandler(logger));
   return router;

@@ -22,6 +22,8 @@ import { isWholeStore, type ServingStore, type Store } from './store/ports/store
 import { RedisCommerceStore } from './store/redis/redis-commerce-store';
 import { RedisSessionStore } from './store/redis/redis-session-store';
 import { RedisStore } from './store/redis/redis-store';
+import { MemoryResponseOwners } from './store/memory/memory-response-owners';
+import { RedisResponseOwners } from './store/redis/redis-response-owners';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
 export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
@@ -67,6 +69,7 @@ export async function createTokenmeter(options: TokenmeterOptions | ServingStore
     store,
     sessions: opened.stores.sessions,
     commerce: opened.stores.commerce,
+    responses: opened.stores.responses,
     catalog: catalogs.current,
     meter,
     upstreams,
@@ -186,7 +189,8 @@ function openStore(
 ): { stores: Omit<Stores, 'store'> & { store: ServingStore }; close?: () => Promise<void> } {
   if (parts.store) {
     const sessions = parts.sessions ?? new MemorySessionStore();
-    return { stores: { store: parts.store, sessions, commerce: parts.commerce ?? new MemoryCommerceStore() } };
+    const commerce = parts.commerce ?? new MemoryCommerceStore();
+    return { stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners() } };
   }
   if (parts.redis) {
     const prefix = config.redisPrefix;
@@ -194,6 +198,7 @@ function openStore(
       store: new RedisStore(parts.redis, { prefix }),
       sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
       commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
+      responses: new RedisResponseOwners(parts.redis, { prefix }),
     };
     return { stores };
   }

@@ -21,7 +21,7 @@ function countTokens(text: string): number {
 const PER_MESSAGE = 4;
 const REPLY_PRIMING = 3;
 /** A fixed charge per image part: the common 512×512 high-detail price. */
-const PER_IMAGE = 765;
+export const PER_IMAGE = 765;
 
 export function countText(text: string): number {
   return text.length === 0 ? 0 : countTokens(text);

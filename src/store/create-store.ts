@@ -11,6 +11,9 @@ import { RedisSessionStore } from './redis/redis-session-store';
 import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
 import type { Store } from './ports/store';
+import { MemoryResponseOwners } from './memory/memory-response-owners';
+import { RedisResponseOwners } from './redis/redis-response-owners';
+import type { ResponseOwners } from './ports/response-owners';
 
 type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
 
@@ -19,6 +22,8 @@ export interface Stores {
   store: Store;
   sessions: SessionStore;
   commerce: CommerceStore;
+  /** Which account owns each stored response (the Responses API's state upstream). */
+  responses: ResponseOwners;
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
@@ -27,6 +32,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
       store: new MemoryStore({ limitWindowMs: config.limitWindowMs }),
       sessions: new MemorySessionStore(),
       commerce: new MemoryCommerceStore(),
+      responses: new MemoryResponseOwners(),
     };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
@@ -34,6 +40,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
     store: new RedisStore(client, { prefix, limitWindowMs: config.limitWindowMs }),
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
+    responses: new RedisResponseOwners(client, { prefix }),
   };
 }
 

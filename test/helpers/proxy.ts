@@ -15,6 +15,8 @@ import type { CommerceStore } from '../../src/store/ports/commerce-store';
 import { MemoryCommerceStore } from '../../src/store/memory/memory-commerce-store';
 import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
 import type { SessionStore } from '../../src/store/ports/session-store';
+import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
+import type { ResponseOwners } from '../../src/store/ports/response-owners';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
 import { assemble } from '../../src/tokenmeter';
 
@@ -43,6 +45,8 @@ export async function startProxy(options: {
   commerce?: CommerceStore;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
+  /** Who owns each stored response. Default: in memory. */
+  responses?: ResponseOwners;
   /** Upstreams for the models file's `upstreams` list. */
   upstreams?: { name: string; url: string; api_key_env?: string; stream_include_usage?: boolean }[];
   env?: Record<string, string>;
@@ -79,6 +83,7 @@ export async function startProxy(options: {
       store,
       sessions: options.sessions ?? new MemorySessionStore(),
       commerce: options.commerce ?? new MemoryCommerceStore(),
+      responses: options.responses ?? new MemoryResponseOwners(),
       catalog: options.modelsFile?.current ?? (() => catalog),
       reloadModels: options.modelsFile?.reload,
       meter,

@@ -71,4 +71,30 @@ describe('the official openai SDK on completions, embeddings and responses', () 
     expect(res.usage.prompt_tokens).toBe(2 * TOKENS_PER_TEXT);
     expect(await spent(key, 10_000)).toBe(res.usage.prompt_tokens);
   });
+
+  it('responses.create: the output text, the client model id, and usage equal to the charge', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    const response = await client.responses.create({ model: MODEL, input: 'Say hello', instructions: 'Be brief.' });
+    expect(response.model).toBe(MODEL);
+    expect(response.output_text).toBe(words(5).join(''));
+    expect(response.usage).toMatchObject({ input_tokens: 9, output_tokens: 5 });
+    expect(await spent(key, 10_000)).toBe(response.usage!.total_tokens);
+  });
+
+  it('responses.create streamed: the deltas, the final response, and its usage equal to the charge', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    const stream = await client.responses.create({ model: MODEL, input: [{ role: 'user', content: 'Say hello' }], stream: true });
+    let text = '';
+    let final: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.created') expect(event.response.model).toBe(MODEL);
+      if (event.type === 'response.completed') final = event.response;
+    }
+    expect(text).toBe(words(5).join(''));
+    expect(final?.model).toBe(MODEL);
+    expect(await spent(key, 10_000)).toBe(final!.usage!.total_tokens);
+  });
 });

@@ -5,6 +5,8 @@
 import fc from 'fast-check';
 import { modelValue } from '../../src/proxy/model-rewriter';
 import { chatStream } from '../../src/proxy/endpoints/chat';
+import { responsesStream } from '../../src/proxy/endpoints/responses';
+import type { StreamDialect } from '../../src/proxy/pipeline/endpoint';
 import { SseTap } from '../../src/proxy/sse-tap';
 
 interface Stream {
@@ -42,8 +44,8 @@ function render(s: Stream, model: string, withUsage: boolean): string {
 }
 
 /** Feeds the stream cut at `cuts` (byte offsets); returns what the client got and what the meter learnt. */
-function feed(bytes: Buffer, cuts: number[], dropUsage: boolean) {
-  const tap = new SseTap({ model: modelValue(CLIENT_ID), dropUsageChunk: dropUsage, dialect: chatStream });
+function feed(bytes: Buffer, cuts: number[], dropUsage: boolean, dialect: StreamDialect = chatStream) {
+  const tap = new SseTap({ model: modelValue(CLIENT_ID), dropUsageChunk: dropUsage, dialect });
   const out: Buffer[] = [];
   let from = 0;
   for (const cut of [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)) {
@@ -79,6 +81,63 @@ describe('SseTap under any chunking', () => {
         expect(cut.client).toBe(render(s, CLIENT_ID, !s.dropUsage));
         expect(cut.usage).toEqual(s.usage ? { promptTokens: s.usage.p, completionTokens: s.usage.c } : undefined);
         expect(cut.done).toBe(s.done);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+interface ResponsesStream {
+  deltas: string[];
+  upstreamModel: string;
+  usage: { p: number; c: number } | null;
+  last: 'completed' | 'incomplete' | 'failed';
+  eol: string;
+  finalNewline: boolean;
+}
+
+/** A Responses stream as vLLM writes it: typed `event:` lines, the model inside each lifecycle event's `response`. */
+function renderResponses(s: ResponsesStream, model: string): string {
+  const blocks: string[] = [];
+  let seq = 0;
+  const event = (type: string, fields: object) =>
+    blocks.push(`event: ${type}${s.eol}data: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}`);
+  const response = (status: string, usage: object | null) => ({
+    id: 'resp_1',
+    object: 'response',
+    model,
+    status,
+    tools: [{ type: 'function', name: 'f', parameters: { properties: { model: { type: 'string' } } } }],
+    output: [],
+    usage,
+  });
+  event('response.created', { response: response('in_progress', null) });
+  for (const delta of s.deltas) event('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta });
+  const usage = s.usage ? { input_tokens: s.usage.p, output_tokens: s.usage.c, total_tokens: s.usage.p + s.usage.c } : null;
+  event(`response.${s.last}`, { response: response(s.last, usage) });
+  return blocks.map((b, i) => b + (i === blocks.length - 1 && !s.finalNewline ? '' : s.eol + s.eol)).join('');
+}
+
+const responsesStreams: fc.Arbitrary<ResponsesStream> = fc.record({
+  deltas: fc.array(text, { maxLength: 8 }),
+  upstreamModel: fc.constantFrom(CLIENT_ID, 'Qwen/Qwen3-8B', 'ünï"code'),
+  usage: fc.option(fc.record({ p: fc.nat(1000), c: fc.nat(1000) })),
+  last: fc.constantFrom('completed' as const, 'incomplete' as const, 'failed' as const),
+  eol: fc.constantFrom('\n', '\r\n'),
+  finalNewline: fc.boolean(),
+});
+
+describe('SseTap on a Responses stream under any chunking', () => {
+  it("gives the client the same bytes with each event's response naming the client's model, and the same usage and counts", () => {
+    fc.assert(
+      fc.property(responsesStreams, fc.array(fc.nat(), { maxLength: 12 }), (s, cuts) => {
+        const bytes = Buffer.from(renderResponses(s, s.upstreamModel));
+        const whole = feed(bytes, [], false, responsesStream);
+        const cut = feed(bytes, cuts, false, responsesStream);
+        expect(cut).toEqual(whole);
+        expect(cut.client).toBe(renderResponses(s, CLIENT_ID));
+        expect(cut.usage).toEqual(s.usage ? { promptTokens: s.usage.p, completionTokens: s.usage.c } : undefined);
+        expect(cut.done).toBe(false);
       }),
       { numRuns: 300 },
     );

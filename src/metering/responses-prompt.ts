@@ -1,0 +1,61 @@
+/**
+ * A Responses API request's prompt: instructions, input items (messages, images, function calls and their outputs),
+ * tools, and the conversation a `previous_response_id` carries. Bound by UTF-8 bytes, counted by the tokenizer when an
+ * answer depends on it, as chat's prompt is.
+ */
+import { countText, PER_IMAGE } from './estimate';
+
+/** Per-message framing, as chat's accounting has it. */
+const PER_ITEM = 4;
+const PRIMING = 3;
+const IMAGE_PARTS = new Set(['input_image', 'image_url']);
+
+interface Input {
+  instructions?: string | null;
+  input: string | readonly { role?: string; content?: string | readonly { type: string; text?: unknown }[] }[];
+  tools?: readonly object[] | null;
+}
+
+function promptSize(req: Input, carried: number, count: (text: string) => number): number {
+  let total = PRIMING + carried;
+  if (req.instructions) total += PER_ITEM + count(req.instructions);
+  if (typeof req.input === 'string') total += PER_ITEM + count(req.input);
+  else {
+    for (const item of req.input) {
+      total += PER_ITEM;
+      const content = item.content;
+      if (item.role === undefined) total += count(JSON.stringify(item));
+      else if (typeof content === 'string') total += count(content);
+      else if (Array.isArray(content)) {
+        for (const part of content) {
+          if (typeof part.text === 'string') total += count(part.text);
+          else if (IMAGE_PARTS.has(part.type)) total += PER_IMAGE;
+          else total += count(JSON.stringify(part));
+        }
+      }
+    }
+  }
+  if (req.tools && req.tools.length > 0) total += count(JSON.stringify(req.tools));
+  return total;
+}
+
+export class ResponsesPromptSize {
+  tokens: number;
+  exact = false;
+
+  /** `carried`: the tokens of the conversation a previous response holds. Throws RangeError for a body too deep. */
+  constructor(
+    private readonly req: Input,
+    private readonly carried: number,
+  ) {
+    this.tokens = promptSize(req, carried, (text) => Buffer.byteLength(text));
+  }
+
+  count(): number {
+    if (!this.exact) {
+      this.tokens = promptSize(this.req, this.carried, countText);
+      this.exact = true;
+    }
+    return this.tokens;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * POST /v1/responses on the metered pipeline: input items in, output items out, `max_output_tokens` clamped to what
+ * the balance covers. Usage is the answer's `usage`, in a stream the `response` of its last event. Stored state is the
+ * account's own: a `previous_response_id` must be one this account was answered, `background` is refused.
+ */
+import { unsupportedSampling } from '../../catalog/capabilities';
+import type { Model } from '../../catalog/models';
+import { apiError, type ApiError } from '../../http/errors';
+import { validateResponsesRequest, type ResponsesRequest } from '../../http/responses-request';
+import { countText } from '../../metering/estimate';
+import { ResponsesPromptSize } from '../../metering/responses-prompt';
+import type { Logger } from '../../observability/logger';
+import type { ResponseOwners } from '../../store/ports/response-owners';
+import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import { findResponseModelValue } from '../response-model';
+import { inputOutputUsage } from './openai-usage';
+import { responseItemsRefusal, upstreamInput } from './response-items';
+
+/** The string values that are output text in a Responses stream: every `*.delta` event's `delta`. */
+const DELTAS = /"delta" *: *"((?:[^"\\]|\\.)*)"/g;
+const LAST_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** A stream's last event's `response`: its usage and id. */
+function lastResponse(event: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (typeof event.type !== 'string' || !LAST_EVENTS.has(event.type)) return undefined;
+  const response = event.response;
+  return typeof response === 'object' && response !== null ? (response as Record<string, unknown>) : undefined;
+}
+
+const idOf = (response: Record<string, unknown> | undefined) => (typeof response?.id === 'string' ? response.id : undefined);
+
+/** Our count of an answer's output: its texts, summaries and function-call arguments. */
+function outputText(answer: Record<string, unknown>): number {
+  if (!Array.isArray(answer.output)) return 0;
+  let n = 0;
+  for (const item of answer.output as Record<string, unknown>[]) {
+    if (typeof item?.arguments === 'string') n += countText(item.arguments);
+    for (const list of [item?.content, item?.summary]) {
+      if (!Array.isArray(list)) continue;
+      for (const part of list as { text?: unknown }[]) if (typeof part?.text === 'string') n += countText(part.text);
+    }
+  }
+  return n;
+}
+
+/** The typed error event a Responses client reads when the upstream broke off mid-stream. */
+function errorEvent(timedOut: boolean): string {
+  const event = {
+    type: 'error',
+    code: timedOut ? 'upstream_timeout' : 'upstream_error',
+    message: timedOut ? 'The upstream stopped sending mid-stream.' : 'The upstream connection broke mid-stream.',
+    param: null,
+  };
+  return `\nevent: error\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/** A Responses stream: `event:`/`data:` pairs, the model inside each event's `response`, usage in the last one. */
+export const responsesStream: StreamDialect = {
+  usage: (event) => inputOutputUsage(lastResponse(event)?.usage),
+  usageOnly: () => false,
+  answerId: (event) => idOf(lastResponse(event)),
+  textFields: DELTAS,
+  findModel: findResponseModelValue,
+  errorEvent,
+};
+
+function notFound(id: string): ApiError {
+  return apiError('not_found', `No response with id '${id}' was found.`, 'previous_response_id');
+}
+
+export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpoint<ResponsesRequest> {
+  return {
+    name: 'responses',
+    validate: validateResponsesRequest,
+    modelName: (request) => request.model,
+    unsupported(request: ResponsesRequest, model: Model) {
+      if (request.background === true) {
+        return apiError('invalid_request_error', 'Background responses are not served here: they cannot be metered exactly.', 'background');
+      }
+      if ((request as { conversation?: unknown }).conversation != null) {
+        return apiError(
+          'invalid_request_error',
+          "'conversation' is not served here; chain responses with 'previous_response_id'.",
+          'conversation',
+        );
+      }
+      return responseItemsRefusal(request, model) ?? unsupportedSampling(request, model);
+    },
+    async prepare(request, accountId) {
+      const previous = request.previous_response_id;
+      if (previous == null) return 0;
+      const owner = await owners.get(previous);
+      // Another account's response, or one never answered here: the same 404, so ids cannot be probed.
+      if (!owner || owner.accountId !== accountId) return notFound(previous);
+      return owner.tokens ?? 0;
+    },
+    outputCap: (request) => ({ field: 'max_output_tokens', value: request.max_output_tokens ?? undefined }),
+    choices: () => 1,
+    prompt: (request, carried) => new ResponsesPromptSize(request, carried),
+    promptWords: { noun: 'the input takes', field: 'input' },
+    stream: (request) => request.stream === true,
+    upstreamBody(request, model, allowance) {
+      const body: Record<string, unknown> = { ...request, model: model.upstreamModel, input: upstreamInput(request, model) };
+      if (request.max_output_tokens == null || allowance < request.max_output_tokens) body.max_output_tokens = allowance;
+      // A Responses stream always ends with its usage: nothing to ask for, nothing to hide.
+      return { body, hideUsage: false };
+    },
+    answer: {
+      relay: 'parse',
+      usage: (answer) => inputOutputUsage(answer.usage),
+      outputTokens: outputText,
+      answerId: (answer) => idOf(answer),
+      stream: responsesStream,
+    },
+    answered(answerId, accountId, model, tokens) {
+      owners.record(answerId, { accountId, model: model.id, tokens }).catch((err: Error) => {
+        logger.warn({ answerId, err: err.message }, 'could not record the owner of a stored response; it will not be found again');
+      });
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items: the Responses API's stored state, unmetered
+ * but the account's own. Only the account a response was answered to gets it (anything else: 404, the same answer as
+ * an id never seen); the request goes to the upstream of the model that answered, its answer naming the client's id.
+ */
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Catalog, Model } from '../catalog/models';
+import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from '../http/http-headers';
+import type { Logger } from '../observability/logger';
+import { requestFacts } from '../observability/request-log';
+import type { ResponseOwners } from '../store/ports/response-owners';
+import { rewriteModel } from './model-rewriter';
+import { collect, decoded } from './upstream-body';
+import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
+import type { UpstreamHandler, Upstreams } from './upstream-proxy';
+
+export interface StoredResponsesOptions {
+  catalog: () => Catalog;
+  owners: ResponseOwners;
+  upstreams: Upstreams;
+  logger: Logger;
+  responseLimit: number;
+  timeoutMs: number;
+}
+
+/** The query parameters these routes take (OpenAI's paging and `include`); nothing else reaches the upstream. */
+const QUERY = new Set(['after', 'before', 'limit', 'order', 'include', 'include[]']);
+
+function query(req: Request): string {
+  const at = req.originalUrl.indexOf('?');
+  if (at === -1) return '';
+  const params = new URLSearchParams(req.originalUrl.slice(at + 1));
+  for (const name of [...params.keys()]) if (!QUERY.has(name)) params.delete(name);
+  const kept = params.toString();
+  return kept ? `?${kept}` : '';
+}
+
+/** Answers one stored-state request from the upstream: errors kept as sent, a JSON answer with the client's model id. */
+class StoredRelay implements UpstreamHandler {
+  private done = false;
+
+  constructor(
+    readonly path: string,
+    private readonly res: Response,
+    private readonly model: Model,
+    private readonly options: StoredResponsesOptions,
+    private readonly onSuccess: () => void,
+  ) {}
+
+  attach(proxyReq: ClientRequest): void {
+    proxyReq.setTimeout(this.options.timeoutMs, () => proxyReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+  }
+
+  respond(proxyRes: IncomingMessage): void {
+    const body = decoded(proxyRes);
+    if (!body) return this.refuse(apiError('upstream_error', 'The upstream sent an unsupported content-encoding.'));
+    const status = proxyRes.statusCode ?? 502;
+    collect(
+      body,
+      this.options.responseLimit,
+      (buf) => {
+        if (buf === undefined) return this.refuse(apiError('upstream_error', 'The upstream response exceeded the size limit.'));
+        if (status < 200 || status >= 300) return this.refuse(upstreamErrorFrom(status, buf));
+        this.done = true;
+        this.onSuccess();
+        const out = rewriteModel(buf, this.model.idJson);
+        const headers = downstreamResponseHeaders(proxyRes.headers);
+        headers['content-length'] = out.length;
+        this.res.writeHead(status, headers);
+        this.res.end(out);
+      },
+      (err) => this.fail(err),
+    );
+  }
+
+  fail(err: NodeJS.ErrnoException): void {
+    this.refuse(upstreamFailure(err, err.code === 'ETIMEDOUT'));
+  }
+
+  private refuse(err: ApiError): void {
+    if (this.done) return;
+    this.done = true;
+    sendError(this.res, err);
+  }
+}
+
+export function storedResponses(options: StoredResponsesOptions): Router {
+  const router = Router();
+  const { owners, logger } = options;
+
+  async function relay(req: Request, res: Response, next: NextFunction, suffix: string): Promise<void> {
+    const id = String(req.params.id);
+    const accountId = requestFacts(res).accountId as string;
+    let owner;
+    try {
+      owner = await owners.get(id);
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'store unreachable while looking up a stored response');
+      return sendError(res, STORE_UNAVAILABLE);
+    }
+    const model = owner && owner.accountId === accountId ? options.catalog().get(owner.model) : undefined;
+    if (!owner || !model) return sendError(res, apiError('not_found', `No response with id '${id}' was found.`));
+    requestFacts(res).model = model;
+    const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
+    const forget = req.method === 'DELETE' ? () => void owners.forget(id).catch(() => undefined) : () => undefined;
+    const handler = new StoredRelay(path, res, model, options, forget);
+    const headers = upstreamRequestHeaders(req.headers, 0, model.upstreamApiKey, requestFacts(res).requestId);
+    delete headers['content-type'];
+    delete headers['content-length'];
+    req.headers = headers;
+    req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
+      dest.end();
+      return dest;
+    }) as typeof req.pipe;
+    await options.upstreams.get(model.upstreamUrl).send(req, res, next, handler);
+  }
+
+  router.get('/:id', (req, res, next) => relay(req, res, next, ''));
+  router.delete('/:id', (req, res, next) => relay(req, res, next, ''));
+  router.get('/:id/input_items', (req, res, next) => relay(req, res, next, '/input_items'));
+  return router;
+}
