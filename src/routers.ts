@@ -32,7 +32,7 @@ import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import { metricsHandler } from './observability/metrics-endpoint';
 import { requestLog } from './observability/request-log';
-import { ENDPOINT_PATHS } from './catalog/endpoints';
+import { ENDPOINT_PATHS, type EndpointName } from './catalog/endpoints';
 import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
@@ -74,7 +74,11 @@ export interface MeterDeps {
 }
 
 export interface Routers {
-  /** `POST /chat/completions`, `GET /models`, `GET /models/{id}`: mount where the OpenAI API should be (`/v1`). */
+  /**
+   * `POST /chat/completions`, `/completions`, `/embeddings`, `/responses`, the stored responses (`GET`/`DELETE
+   * /responses/{id}`, `GET /responses/{id}/input_items`), `GET /models`, `GET /models/{id}`: mount where the OpenAI API
+   * should be (`/v1`).
+   */
   openai: Router;
   /**
    * The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`
@@ -114,7 +118,8 @@ export function createRouters(deps: MeterDeps): Routers {
 function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
   const { config, store, logger, lifecycle } = deps;
   const router = Router();
-  const log = (completions: boolean) => requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions });
+  const log = (completions: boolean, endpoint?: EndpointName) =>
+    requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions, endpoint });
   const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
   const refuseWhileDraining: RequestHandler = (_req, res, next) => {
     if (!lifecycle.draining) return next();
@@ -136,7 +141,14 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
   const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
-    router.post(path, log(true), refuseWhileDraining, authenticate, jsonBody(config.bodyLimit), meteredRoute(endpoint, routeOptions));
+    router.post(
+      path,
+      log(true, endpoint.name),
+      refuseWhileDraining,
+      authenticate,
+      jsonBody(config.bodyLimit),
+      meteredRoute(endpoint, routeOptions),
+    );
     router.all(path, (_req, res) => {
       sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
     });

@@ -87,6 +87,8 @@ export interface UsageObject {
   account_id: string;
   key_id: string | null;
   model: string;
+  /** The endpoint the request used: `chat`, `completions`, `embeddings` or `responses`. */
+  endpoint: string;
   prompt_tokens: number;
   completion_tokens: number;
   charged_tokens: number;
@@ -188,6 +190,7 @@ export function usageObject(r: UsageRecord): UsageObject {
     account_id: r.accountId,
     key_id: r.keyId,
     model: r.model,
+    endpoint: r.endpoint,
     prompt_tokens: r.promptTokens,
     completion_tokens: r.completionTokens,
     charged_tokens: r.chargedTokens,

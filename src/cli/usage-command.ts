@@ -38,12 +38,26 @@ export function usageCommand(program: Command): void {
           data.length === 0
             ? 'No usage recorded.'
             : table(
-                ['CREATED', 'ACCOUNT', 'KEY', 'MODEL', 'PROMPT', 'COMPLETION', 'CHARGED', 'ESTIMATED', 'STREAM', 'STATUS', 'REQUEST'],
+                [
+                  'CREATED',
+                  'ACCOUNT',
+                  'KEY',
+                  'MODEL',
+                  'ENDPOINT',
+                  'PROMPT',
+                  'COMPLETION',
+                  'CHARGED',
+                  'ESTIMATED',
+                  'STREAM',
+                  'STATUS',
+                  'REQUEST',
+                ],
                 data.map((u) => [
                   time(u.created),
                   u.account_id,
                   u.key_id ?? '-',
                   u.model,
+                  u.endpoint,
                   count(u.prompt_tokens),
                   count(u.completion_tokens),
                   count(u.charged_tokens),

@@ -200,6 +200,8 @@ export const usageRecord = z.object({
   request_id: z.string(),
   key_id: z.string(),
   model: z.string(),
+  /** The endpoint the request used: chat, completions, embeddings or responses. */
+  endpoint: z.string(),
   prompt_tokens: tokenCount,
   completion_tokens: tokenCount,
   charged_tokens: tokenCount,

@@ -1,4 +1,5 @@
 /** The public model page, /console/models: the served catalog as plain HTML, readable without JavaScript. */
+import { ENDPOINT_PATHS, type EndpointName } from '../catalog/endpoints';
 import { SAMPLING_PARAMETERS } from '../catalog/models';
 import type { ModelObject } from '../catalog/models-api';
 import { html, type Html } from './html';
@@ -36,12 +37,20 @@ function price(p: ModelObject['pricing']): Html {
     <span class="muted">per million tokens</span>`;
 }
 
+/** The endpoints a model serves, by path. */
+function endpointList(endpoints: readonly EndpointName[]): Html {
+  return html`<ul class="plain">
+    ${endpoints.map((e) => html`<li><code>/v1${ENDPOINT_PATHS[e]}</code></li>`)}
+  </ul>`;
+}
+
 function modelRow(m: ModelObject): Html {
   const c = m.capabilities;
   return html`<tr>
     <th scope="row" data-label="Model"><code>${m.id}</code><br /><span class="muted">by ${m.owned_by}</span></th>
     <td data-label="Context length">${count(m.context_length)} tokens</td>
     <td data-label="Most output">${count(m.max_output_tokens)} tokens</td>
+    <td data-label="Endpoints">${endpointList(m.endpoints)}</td>
     <td data-label="Capabilities">
       <dl class="pairs">
         <div>
@@ -88,6 +97,7 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
                 <th scope="col">Model</th>
                 <th scope="col">Context length</th>
                 <th scope="col">Most output</th>
+                <th scope="col">Endpoints</th>
                 <th scope="col">Capabilities</th>
                 <th scope="col">Pricing</th>
               </tr>
@@ -111,8 +121,9 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
         <main id="main" tabindex="-1">
           <h1>Models</h1>
           <p>
-            Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to
-            <code>POST /v1/chat/completions</code>.
+            Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to the endpoints it
+            lists: <code>POST /v1/chat/completions</code>, <code>/v1/completions</code>, <code>/v1/embeddings</code> or
+            <code>/v1/responses</code>.
           </p>
           ${body}
         </main>

@@ -18,11 +18,11 @@ export interface MetricsOptions {
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests: Counter<'model' | 'status' | 'stream'>;
-  readonly tokens: Counter<'model' | 'kind' | 'source'>;
-  readonly chargedTokens: Counter<'model'>;
+  readonly requests: Counter<'model' | 'status' | 'stream' | 'endpoint'>;
+  readonly tokens: Counter<'model' | 'kind' | 'source' | 'endpoint'>;
+  readonly chargedTokens: Counter<'model' | 'endpoint'>;
   readonly keyChargedTokens: Counter<'key_id' | 'account_id' | 'model'> | undefined;
-  readonly requestDuration: Histogram<'model' | 'stream'>;
+  readonly requestDuration: Histogram<'model' | 'stream' | 'endpoint'>;
   readonly timeToFirstToken: Histogram<'model'>;
   readonly upstreamDuration: Histogram<'model'>;
   readonly upstreamErrors: Counter<'model' | 'kind'>;
@@ -38,20 +38,20 @@ export class Metrics {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'tokenmeter_' });
     this.requests = new Counter({
       name: 'tokenmeter_requests_total',
-      help: 'Chat completion requests answered, by model, HTTP status and whether streamed.',
-      labelNames: ['model', 'status', 'stream'],
+      help: 'Metered requests answered, by model, HTTP status, whether streamed, and endpoint (chat, completions, embeddings, responses).',
+      labelNames: ['model', 'status', 'stream', 'endpoint'],
       registers,
     });
     this.tokens = new Counter({
       name: 'tokenmeter_tokens_total',
-      help: 'Tokens metered, by model, kind (prompt, completion) and source (upstream-reported or estimated).',
-      labelNames: ['model', 'kind', 'source'],
+      help: 'Tokens metered, by model, kind (prompt, completion), source (upstream-reported or estimated) and endpoint.',
+      labelNames: ['model', 'kind', 'source', 'endpoint'],
       registers,
     });
     this.chargedTokens = new Counter({
       name: 'tokenmeter_charged_tokens_total',
-      help: 'Tokens charged to balances (after quota weights), by model.',
-      labelNames: ['model'],
+      help: 'Tokens charged to balances (after quota weights), by model and endpoint.',
+      labelNames: ['model', 'endpoint'],
       registers,
     });
     this.keyChargedTokens = options.perKey
@@ -65,8 +65,8 @@ export class Metrics {
       : undefined;
     this.requestDuration = new Histogram({
       name: 'tokenmeter_request_duration_seconds',
-      help: 'Time from request to the end of the response, by model and whether streamed.',
-      labelNames: ['model', 'stream'],
+      help: 'Time from request to the end of the response, by model, whether streamed, and endpoint.',
+      labelNames: ['model', 'stream', 'endpoint'],
       buckets: LATENCY_BUCKETS,
       registers,
     });
@@ -125,12 +125,13 @@ export class Metrics {
 
   /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
   settled(
-    s: Pick<Settlement, 'accountId' | 'keyId' | 'model' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>,
+    s: Pick<Settlement, 'accountId' | 'keyId' | 'model' | 'endpoint' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>,
   ): void {
     const source = s.estimated ? 'estimated' : 'upstream';
-    this.tokens.inc({ model: s.model, kind: 'prompt', source }, s.promptTokens);
-    this.tokens.inc({ model: s.model, kind: 'completion', source }, s.completionTokens);
-    this.chargedTokens.inc({ model: s.model }, s.chargedTokens);
+    const endpoint = s.endpoint ?? 'chat';
+    this.tokens.inc({ model: s.model, kind: 'prompt', source, endpoint }, s.promptTokens);
+    this.tokens.inc({ model: s.model, kind: 'completion', source, endpoint }, s.completionTokens);
+    this.chargedTokens.inc({ model: s.model, endpoint }, s.chargedTokens);
     this.keyChargedTokens?.inc({ key_id: s.keyId ?? '', account_id: s.accountId, model: s.model }, s.chargedTokens);
   }
 }

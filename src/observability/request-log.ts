@@ -31,16 +31,35 @@ export function requestFacts(res: Response): RequestFacts {
   return res.locals as RequestFacts;
 }
 
+/** What LOG_PAYLOADS logs of a request: its messages, prompt, or input, whichever its endpoint takes. */
+function payload(body: unknown): Record<string, unknown> {
+  const b = (body ?? {}) as { messages?: unknown; prompt?: unknown; input?: unknown; instructions?: unknown };
+  if (b.messages !== undefined) return { messages: b.messages };
+  if (b.prompt !== undefined) return { prompt: b.prompt };
+  return b.input !== undefined ? { input: b.input, instructions: b.instructions } : {};
+}
+
 /** Errors that relay the upstream's answer rather than a refusal of ours. */
 const NOT_REFUSALS = new Set<ErrorCode>(['upstream_error', 'upstream_timeout']);
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestLog(options: { logger: Logger; metrics: Metrics; logPayloads: boolean; completions: boolean }) {
+export interface RequestLogOptions {
+  logger: Logger;
+  metrics: Metrics;
+  logPayloads: boolean;
+  /** A metered route: counted in the request metrics. */
+  completions: boolean;
+  /** The metered endpoint this route serves (its `endpoint` label and log field). */
+  endpoint?: EndpointName;
+}
+
+export function requestLog(options: RequestLogOptions) {
   const { logger, metrics } = options;
   return function logRequest(req: Request, res: Response, next: NextFunction): void {
     const started = performance.now();
     const facts = requestFacts(res);
     facts.requestId = randomUUID();
+    if (options.endpoint) facts.endpoint = options.endpoint;
     const given = req.headers['x-request-id'];
     if (typeof given === 'string' && CLIENT_ID.test(given)) facts.clientRequestId = given;
     res.setHeader('x-request-id', facts.clientRequestId ?? facts.requestId);
@@ -52,8 +71,9 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; logPaylo
         const status = res.writableFinished ? res.statusCode : 499;
         const model = facts.model?.id ?? 'unknown';
         if (options.completions) {
-          metrics.requests.inc({ model, status, stream: facts.stream ? 'true' : 'false' });
-          metrics.requestDuration.observe({ model, stream: facts.stream ? 'true' : 'false' }, seconds);
+          const endpoint = facts.endpoint ?? 'chat';
+          metrics.requests.inc({ model, status, stream: facts.stream ? 'true' : 'false', endpoint });
+          metrics.requestDuration.observe({ model, stream: facts.stream ? 'true' : 'false', endpoint }, seconds);
         }
         if (facts.errorCode && !NOT_REFUSALS.has(facts.errorCode)) metrics.refusals.inc({ reason: facts.errorCode });
         logger.info(
@@ -65,6 +85,7 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; logPaylo
             keyId: facts.keyId,
             accountId: facts.accountId,
             model: facts.model?.id,
+            endpoint: facts.endpoint,
             stream: facts.stream,
             status,
             error: facts.errorCode,
@@ -75,7 +96,7 @@ export function requestLog(options: { logger: Logger; metrics: Metrics; logPaylo
               chargedTokens: facts.usage.chargedTokens,
               estimated: facts.usage.estimated,
             }),
-            ...(options.logPayloads && { messages: (req.body as { messages?: unknown } | undefined)?.messages }),
+            ...(options.logPayloads && payload(req.body)),
           },
           'request',
         );

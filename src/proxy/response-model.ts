@@ -1,36 +1,52 @@
 /**
- * Where a Responses stream event names the model: inside its top-level `response` object (response.created,
- * response.completed, …), never at the event's own top level. Found on bytes, as the chat chunks' model is.
+ * Where a Responses stream event names the model and its usage: inside its top-level `response` object
+ * (response.created, response.completed, …), never at the event's own top level. Found on bytes in one pass, as the
+ * chat chunks' are: the event's top level is read until its `response` key, and that object by a TopLevelScan.
  */
-import { findModelValue, stringEnd } from './model-rewriter';
+import { stringEnd, TopLevelScan } from './model-rewriter';
+import type { LineScan } from './pipeline/endpoint';
 
 const QUOTE = 0x22;
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
-const RESPONSE_KEY = Buffer.from('"response"');
+const COLON = 0x3a;
+/** `"response"` with its quotes. */
+const KEY_LENGTH = 10;
 
 function skipSpace(buf: Buffer, i: number, to: number): number {
   while (i < to && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
   return i;
 }
 
-/** Where the model value inside the event's top-level `response` object opens (its quote), or -1. */
-export function findResponseModelValue(buf: Buffer, from: number, to: number): number {
-  const candidate = buf.indexOf(RESPONSE_KEY, from);
-  if (candidate === -1 || candidate >= to) return -1;
+/** Whether buf[at, at + 8) spells `response`. */
+function isResponse(buf: Buffer, at: number): boolean {
+  return (
+    buf[at] === 0x72 &&
+    buf[at + 1] === 0x65 &&
+    buf[at + 2] === 0x73 &&
+    buf[at + 3] === 0x70 &&
+    buf[at + 4] === 0x6f &&
+    buf[at + 5] === 0x6e &&
+    buf[at + 6] === 0x73 &&
+    buf[at + 7] === 0x65
+  );
+}
+
+/** Where the value of the event's top-level `response` key opens (its brace), or -1 when it has no such object. */
+function responseObject(buf: Buffer, from: number, to: number): number {
   let depth = 0;
   for (let i = from; i < to; i++) {
     const c = buf[i];
     if (c === QUOTE) {
       const end = stringEnd(buf, i, to);
       if (end === -1) return -1;
-      if (depth === 1 && end - i === RESPONSE_KEY.length && buf.compare(RESPONSE_KEY, 0, RESPONSE_KEY.length, i, end) === 0) {
+      if (depth === 1 && end - i === KEY_LENGTH && isResponse(buf, i + 1)) {
         const colon = skipSpace(buf, end, to);
-        if (buf[colon] !== 0x3a) return -1;
+        if (buf[colon] !== COLON) return -1;
         const value = skipSpace(buf, colon + 1, to);
-        return buf[value] === OPEN_BRACE ? findModelValue(buf, value, to) : -1;
+        return buf[value] === OPEN_BRACE ? value : -1;
       }
       i = end - 1;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
@@ -39,4 +55,26 @@ export function findResponseModelValue(buf: Buffer, from: number, to: number): n
     }
   }
   return -1;
+}
+
+/** The LineScan of a Responses stream: the model and usage of the event's `response`. */
+export class ResponseEventScan implements LineScan {
+  modelOpen = -1;
+  modelClose = -1;
+  usage = false;
+  private readonly inner = new TopLevelScan();
+
+  scan(buf: Buffer, from: number, to: number, whole: boolean): void {
+    const open = responseObject(buf, from, to);
+    if (open === -1) {
+      this.modelOpen = this.modelClose = -1;
+      this.usage = false;
+      return;
+    }
+    const inner = this.inner;
+    inner.scan(buf, open, to, whole);
+    this.modelOpen = inner.modelOpen;
+    this.modelClose = inner.modelClose;
+    this.usage = inner.usage;
+  }
 }

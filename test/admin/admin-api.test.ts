@@ -199,6 +199,17 @@ describe('admin API (redis store)', () => {
   });
 
   describe('GET /admin/usage and the ledger', () => {
+    it('says which endpoint each request used', async () => {
+      const k = (await admin().post('/admin/keys', { tokens: 100_000 })).body;
+      const post = (path: string, body: object) => request(t.proxy.url).post(path).set('authorization', `Bearer ${k.key}`).send(body);
+      await post('/v1/chat/completions', chatBody()).expect(200);
+      await post('/v1/completions', { model: chatBody().model, prompt: 'Once' }).expect(200);
+      await post('/v1/responses', { model: chatBody().model, input: 'Hi' }).expect(200);
+      await settled(t.proxy);
+      const res = await admin().get(`/admin/usage?key_id=${k.id}`);
+      expect(res.body.data.map((r: { endpoint: string }) => r.endpoint)).toEqual(['chat', 'completions', 'responses']);
+    });
+
     it('holds exactly one record per metered request, JSON and stream, summing to the balance drop', async () => {
       const k = (await admin().post('/admin/keys', { tokens: 100_000 })).body;
       const N = 6;
@@ -224,6 +235,7 @@ describe('admin API (redis store)', () => {
           'completion_tokens',
           'created',
           'cursor',
+          'endpoint',
           'estimated',
           'key_id',
           'key_name',

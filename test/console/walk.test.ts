@@ -221,6 +221,8 @@ describe('the console in Chromium', () => {
       return out;
     });
     expect(csv.split('\r\n')[0]).toMatch(/^time,key_id,key,model,prompt_tokens,completion_tokens,charged_tokens/);
+    expect(csv.split('\r\n')[0]).toMatch(/,status,endpoint,request_id$/);
+    expect(csv.split('\r\n')[1]).toMatch(/,chat,[^,]+$/);
     expect(csv).toContain(`,${MODEL},`);
     await review(w, 'usage');
 

@@ -57,6 +57,27 @@ describe('metrics and logs (redis store)', () => {
     expect(sample(text, 'tokenmeter_requests_total', { model: 'unknown', status: '404' })).toBe(1);
   });
 
+  it('labels requests, tokens and the log line with their endpoint, as the ledger records it', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const post = (path: string, body: object) => request(t.proxy.url).post(path).set('authorization', `Bearer ${key.secret}`).send(body);
+    await post('/v1/chat/completions', chatBody()).expect(200);
+    await post('/v1/completions', { model: MODEL, prompt: 'Once' }).expect(200);
+    await post('/v1/responses', { model: MODEL, input: 'Hi', stream: true }).expect(200);
+    await post('/v1/embeddings', { model: MODEL, input: 'x' }).expect(400);
+    await settled(t.proxy);
+
+    const text = (await request(t.proxy.url).get('/metrics')).text;
+    for (const endpoint of ['chat', 'completions', 'responses']) {
+      expect(sample(text, 'tokenmeter_requests_total', { endpoint, status: '200' })).toBe(1);
+      const [record] = (await t.s.store.usage({ keyId: key.id, limit: 10 })).filter((r) => r.endpoint === endpoint);
+      expect(sample(text, 'tokenmeter_charged_tokens_total', { model: MODEL, endpoint })).toBe(record.chargedTokens);
+      expect(sample(text, 'tokenmeter_tokens_total', { endpoint, kind: 'prompt' })).toBe(record.promptTokens);
+    }
+    expect(sample(text, 'tokenmeter_requests_total', { endpoint: 'embeddings', status: '400' })).toBe(1);
+    const log = t.proxy.logs.map((l) => JSON.parse(l)).find((l) => l.path === '/v1/completions');
+    expect(log).toMatchObject({ endpoint: 'completions', status: 200 });
+  });
+
   it('counts upstream errors by kind', async () => {
     const key = await keyWithTokens(t.s.store, 100_000);
     t.upstream.behave((_c, _r, res) => {

@@ -12,7 +12,7 @@ import { ResponsesPromptSize } from '../../metering/responses-prompt';
 import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
-import { findResponseModelValue } from '../response-model';
+import { ResponseEventScan } from '../response-model';
 import { inputOutputUsage } from './openai-usage';
 import { responseItemsRefusal, upstreamInput } from './response-items';
 
@@ -60,7 +60,7 @@ export const responsesStream: StreamDialect = {
   usageOnly: () => false,
   answerId: (event) => idOf(lastResponse(event)),
   textFields: DELTAS,
-  findModel: findResponseModelValue,
+  scanner: () => new ResponseEventScan(),
   errorEvent,
 };
 
