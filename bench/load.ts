@@ -10,6 +10,8 @@ export interface Endpoint {
   /** Request headers, content-length included. */
   headers: Record<string, string>;
   body: Buffer;
+  /** The path posted to. Default `/v1/chat/completions`. */
+  path?: string;
 }
 
 export interface Sample {
@@ -34,16 +36,21 @@ function send(endpoint: Endpoint, agent: Agent, onFirstByte?: () => void): Promi
   const startedAt = performance.timeOrigin + start;
   return new Promise((resolve) => {
     const failed = () => resolve({ startedAt, ok: false, ttfbMs: -1, totalMs: performance.now() - start });
-    const req = request({ host: '127.0.0.1', port: endpoint.port, method: 'POST', path: PATH, headers: endpoint.headers, agent }, (res) => {
-      let ttfbMs = -1;
-      res.on('data', () => {
-        if (ttfbMs >= 0) return;
-        ttfbMs = performance.now() - start;
-        onFirstByte?.();
-      });
-      res.once('end', () => resolve({ startedAt, ok: res.statusCode === 200 && ttfbMs >= 0, ttfbMs, totalMs: performance.now() - start }));
-      res.once('error', failed);
-    });
+    const req = request(
+      { host: '127.0.0.1', port: endpoint.port, method: 'POST', path: endpoint.path ?? PATH, headers: endpoint.headers, agent },
+      (res) => {
+        let ttfbMs = -1;
+        res.on('data', () => {
+          if (ttfbMs >= 0) return;
+          ttfbMs = performance.now() - start;
+          onFirstByte?.();
+        });
+        res.once('end', () =>
+          resolve({ startedAt, ok: res.statusCode === 200 && ttfbMs >= 0, ttfbMs, totalMs: performance.now() - start }),
+        );
+        res.once('error', failed);
+      },
+    );
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy());
     req.once('error', failed);
     req.end(endpoint.body);

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Sample } from './load';
 import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
 import { closeWindow, openWindow, type Waits } from './tail';
-import { endpoint, jsonBody, settings, streamBody } from './workload';
+import { embeddingsBody, endpoint, jsonBody, responsesStreamBody, settings, streamBody } from './workload';
 
 export interface Figures {
   jsonRps: number;
@@ -52,6 +52,12 @@ export interface Figures {
    */
   jsonRateCpuUs: number;
   streamRateCpuUs: number;
+  /** Embeddings of 64 inputs (answers of about 1 MB): max req/s and target CPU per request; NaN where not served. */
+  embeddingsRps: number;
+  embeddingsCpuUs: number;
+  /** Responses API streams (typed events, the model inside each event's response): max streams/s, CPU per stream. */
+  responsesStreamRps: number;
+  responsesStreamCpuUs: number;
   /** CPU that processes other than the benchmark's used while this target was measured, in % of one core. */
   othersPct: number;
   /** Requests that got no 200 with a body, over every phase. */
@@ -153,6 +159,23 @@ function waitsLine(w: Waits): string {
   );
 }
 
+/**
+ * A phase of an endpoint some targets do not serve (an earlier build): probed first, and measured (warm-up, then max
+ * req/s) only when the probe succeeds; NaN otherwise, and its failures not counted.
+ */
+async function optionalPhase(pid: number, e: Endpoint, name: string, log: (line: string) => void): Promise<Window> {
+  const probe = await closedLoop(e, 1, 200);
+  if (probe.completed === 0) {
+    log(`${name}: not served by this target, skipped`);
+    return { rps: NaN, cpuUs: NaN, busyPct: NaN, syscalls: NaN, failed: 0 };
+  }
+  await closedLoop(e, settings.connections, settings.warmupMs / 3);
+  await sleep(PAUSE_MS);
+  const w = await saturate(pid, e);
+  log(`${name}: ${w.rps.toFixed(0)} req/s, ${w.cpuUs.toFixed(0)} µs CPU/request, target ${w.busyPct.toFixed(0)} % busy`);
+  return w;
+}
+
 export async function measure(target: TargetUnderTest, log: (line: string) => void): Promise<Figures> {
   const { pid, port, key, collectGarbage, statsPort } = target;
   const json = endpoint(port, key, jsonBody);
@@ -209,6 +232,9 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     `stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms, ${streamLat.cpuUs.toFixed(0)} µs CPU/stream; ${waitsLine(streamLat.waits)}`,
   );
   failed += jsonLat.failed + streamLat.failed;
+  const embeddings = await optionalPhase(pid, endpoint(port, key, embeddingsBody, {}, '/v1/embeddings'), 'embeddings', log);
+  const responses = await optionalPhase(pid, endpoint(port, key, responsesStreamBody, {}, '/v1/responses'), 'Responses stream', log);
+  failed += embeddings.failed + responses.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
   // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
   const othersPct = Math.max(0, (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began));
@@ -247,6 +273,10 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     pacedCpuUs,
     jsonRateCpuUs: jsonLat.cpuUs,
     streamRateCpuUs: streamLat.cpuUs,
+    embeddingsRps: embeddings.rps,
+    embeddingsCpuUs: embeddings.cpuUs,
+    responsesStreamRps: responses.rps,
+    responsesStreamCpuUs: responses.cpuUs,
     othersPct,
     failed,
   };

@@ -1,10 +1,12 @@
 /**
  * A fast OpenAI-compatible upstream, run as its own process: chat completions as JSON or as SSE, answering with
- * numbered words. The benchmark's model server, and the quick start's stand-in (`npm run mock-upstream`, on :8000).
+ * numbered words; embeddings (a vector of EMBED_DIMENSIONS floats per input) and Responses streams, as vLLM answers
+ * them. The benchmark's model server, and the quick start's stand-in (`npm run mock-upstream`, on :8000).
  * Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import './gc-on-signal';
+import { EMBED_DIMENSIONS } from './workload';
 
 /** Content chunks per stream (and words per JSON answer) when the request names no `max_tokens`. */
 const DEFAULT_CHUNKS = 50;
@@ -17,6 +19,8 @@ const LISTEN_PORT = Number(process.env.MOCK_PORT ?? 8000);
 
 interface MockRequest {
   model?: unknown;
+  input?: unknown;
+  max_output_tokens?: unknown;
   max_tokens?: unknown;
   stream?: unknown;
   stream_options?: { include_usage?: unknown } | null;
@@ -75,6 +79,61 @@ function sendStream(res: ServerResponse, events: string[], delayMs: number): voi
   res.once('close', () => clearInterval(timer));
 }
 
+/** An embeddings answer for `count` inputs, in vLLM's key order, built once per (model, count). */
+const embeddings = new Map<string, string>();
+function embeddingsAnswer(model: string, count: number): string {
+  const key = `${model}\n${count}`;
+  let text = embeddings.get(key);
+  if (!text) {
+    const vector = Array.from({ length: EMBED_DIMENSIONS }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e6);
+    const data = Array.from({ length: count }, (_, index) => ({ index, object: 'embedding', embedding: vector }));
+    const usage = { prompt_tokens: count * 20, total_tokens: count * 20, completion_tokens: 0, prompt_tokens_details: null };
+    text = JSON.stringify({ id: 'embd-bench', object: 'list', created: 1700000000, model, data, usage });
+    embeddings.set(key, text);
+  }
+  return text;
+}
+
+/** Every event of one Responses stream (typed `event:` lines, no [DONE]), built once per (model, length). */
+const responseStreams = new Map<string, string[]>();
+function responseEvents(model: string, n: number): string[] {
+  const key = `${model}\n${n}`;
+  let events = responseStreams.get(key);
+  if (!events) {
+    let seq = 0;
+    const event = (type: string, fields: object) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
+    const response = (status: string, usage: object | null, output: object[]) => ({
+      id: 'resp_bench',
+      object: 'response',
+      created_at: 1700000000,
+      model,
+      status,
+      output,
+      usage,
+      tools: [],
+      error: null,
+    });
+    const words = Array.from({ length: n }, (_, i) => ` word${i}`);
+    const item = { item_id: 'msg_bench', output_index: 0, content_index: 0 };
+    const message = {
+      id: 'msg_bench',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: words.join(''), annotations: [] }],
+    };
+    events = [event('response.created', { response: response('in_progress', null, []) })];
+    events.push(event('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } }));
+    for (const delta of words) events.push(event('response.output_text.delta', { ...item, delta, logprobs: [] }));
+    events.push(event('response.output_item.done', { output_index: 0, item: message }));
+    const usage = { input_tokens: PROMPT_TOKENS, output_tokens: n, total_tokens: PROMPT_TOKENS + n };
+    events.push(event('response.completed', { response: response('completed', usage, [message]) }));
+    responseStreams.set(key, events);
+  }
+  return events;
+}
+
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
@@ -87,6 +146,14 @@ const server = createServer((req, res) => {
       return;
     }
     const model = typeof body.model === 'string' ? body.model : 'unknown';
+    if (req.url === '/v1/embeddings') {
+      const text = embeddingsAnswer(model, Array.isArray(body.input) ? body.input.length : 1);
+      return res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    }
+    if (req.url === '/v1/responses') {
+      const words = typeof body.max_output_tokens === 'number' ? Math.min(body.max_output_tokens, MAX_WORDS) : DEFAULT_CHUNKS;
+      return sendStream(res, responseEvents(model, words), Number(req.headers['x-mock-chunk-delay-ms'] ?? 0));
+    }
     const n = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? Math.min(body.max_tokens, MAX_WORDS) : DEFAULT_CHUNKS;
     if (body.stream === true) {
       const delayMs = Number(req.headers['x-mock-chunk-delay-ms'] ?? 0);

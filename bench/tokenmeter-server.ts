@@ -20,7 +20,7 @@ import { RedisStore } from '../src/store/redis/redis-store';
 import type { Store } from '../src/store/ports/store';
 import './gc-on-signal';
 import { serveLoopStats } from './loop-stats';
-import { BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
+import { BENCH_EMBED_MODEL, BENCH_EMBED_UPSTREAM_MODEL, BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
 
 /** The bench key's package: more tokens than any run can spend. */
 const TOKENS = 1e12;
@@ -33,7 +33,8 @@ function benchEnv(): NodeJS.ProcessEnv {
   const modelsFile = join(dir, 'models.yaml');
   writeFileSync(
     modelsFile,
-    `models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n    context_length: 32768\n    max_output_tokens: 4096\n`,
+    `models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n    context_length: 32768\n    max_output_tokens: 4096\n` +
+      `  - id: ${BENCH_EMBED_MODEL}\n    upstream_model: ${BENCH_EMBED_UPSTREAM_MODEL}\n    endpoints: [embeddings]\n    context_length: 8192\n    max_output_tokens: 1\n`,
   );
   return { ...process.env, HOST: '127.0.0.1', MODELS_FILE: modelsFile, JOURNAL_FILE: join(dir, 'journal'), SHUTDOWN_GRACE_SECONDS: '2' };
 }

@@ -4,6 +4,12 @@ import type { Endpoint } from './load';
 /** The model clients name; tokenmeter maps it to a different upstream name, as config/models.yaml does. */
 export const BENCH_MODEL = 'bench/chat';
 export const BENCH_UPSTREAM_MODEL = 'Bench/Chat-Instruct';
+/** The embedding model (endpoints: [embeddings]) of the embeddings phase, and its upstream name. */
+export const BENCH_EMBED_MODEL = 'bench/embed';
+export const BENCH_EMBED_UPSTREAM_MODEL = 'Bench/Embed-Base';
+/** Inputs per embeddings request, and the dimensions of each vector the mock answers with. */
+export const EMBED_INPUTS = 64;
+export const EMBED_DIMENSIONS = 768;
 /** Content chunks per stream, and words per JSON answer (sent as `max_tokens`, which the mock honours). */
 export const CHUNKS = 50;
 
@@ -58,14 +64,30 @@ export const streamBody = Buffer.from(
   JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true, stream_options: { include_usage: true } }),
 );
 
+/** 64 inputs of about 20 words each: the embeddings phase's request; its answer is 64 × 768 floats (about 1 MB). */
+export const embeddingsBody = Buffer.from(
+  JSON.stringify({
+    model: BENCH_EMBED_MODEL,
+    input: Array.from(
+      { length: EMBED_INPUTS },
+      (_, i) => `Passage ${i}: a metering proxy reserves tokens before it forwards a request and settles after.`,
+    ),
+  }),
+);
+/** The Responses stream phase's request: the same turns as input items, 50 output tokens, streamed. */
+export const responsesStreamBody = Buffer.from(
+  JSON.stringify({ model: BENCH_MODEL, input: messages, max_output_tokens: CHUNKS, stream: true }),
+);
+
 /** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
 export const NO_KEY = `sk-${'x'.repeat(43)}`;
 
-/** A chat completion request to a target on loopback. */
-export function endpoint(port: number, key: string, body: Buffer, extraHeaders: Record<string, string> = {}): Endpoint {
+/** A request to a target on loopback: a chat completion unless `path` says otherwise. */
+export function endpoint(port: number, key: string, body: Buffer, extraHeaders: Record<string, string> = {}, path?: string): Endpoint {
   return {
     port,
     body,
+    path,
     headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${key}`, ...extraHeaders },
   };
 }

@@ -22,7 +22,8 @@
  *                  their limits are the `rl` field of {A}:a and {A}:k:K ("rpm:tpm:max_concurrent"; "" or absent: none)
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
  * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
- * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated).
+ * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated),
+ * resp:<response id> (the owner of a stored Responses API response: JSON {a: account, m: model, t: tokens}, 30 days).
  */
 
 /**
