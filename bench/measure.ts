@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Sample } from './load';
 import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
 import { closeWindow, openWindow, type Waits } from './tail';
+import { optionalPhase } from './optional-phase';
 import { embeddingsBody, endpoint, jsonBody, responsesStreamBody, settings, streamBody } from './workload';
 
 export interface Figures {
@@ -159,23 +160,6 @@ function waitsLine(w: Waits): string {
   );
 }
 
-/**
- * A phase of an endpoint some targets do not serve (an earlier build): probed first, and measured (warm-up, then max
- * req/s) only when the probe succeeds; NaN otherwise, and its failures not counted.
- */
-async function optionalPhase(pid: number, e: Endpoint, name: string, log: (line: string) => void): Promise<Window> {
-  const probe = await closedLoop(e, 1, 200);
-  if (probe.completed === 0) {
-    log(`${name}: not served by this target, skipped`);
-    return { rps: NaN, cpuUs: NaN, busyPct: NaN, syscalls: NaN, failed: 0 };
-  }
-  await closedLoop(e, settings.connections, settings.warmupMs / 3);
-  await sleep(PAUSE_MS);
-  const w = await saturate(pid, e);
-  log(`${name}: ${w.rps.toFixed(0)} req/s, ${w.cpuUs.toFixed(0)} µs CPU/request, target ${w.busyPct.toFixed(0)} % busy`);
-  return w;
-}
-
 export async function measure(target: TargetUnderTest, log: (line: string) => void): Promise<Figures> {
   const { pid, port, key, collectGarbage, statsPort } = target;
   const json = endpoint(port, key, jsonBody);
@@ -232,8 +216,14 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     `stream at ${settings.streamRate}/s: TTFB p50 ${streamLat.ttfbP50.toFixed(2)} ms, p99 ${streamLat.ttfbP99.toFixed(2)} ms, ${streamLat.cpuUs.toFixed(0)} µs CPU/stream; ${waitsLine(streamLat.waits)}`,
   );
   failed += jsonLat.failed + streamLat.failed;
-  const embeddings = await optionalPhase(pid, endpoint(port, key, embeddingsBody, {}, '/v1/embeddings'), 'embeddings', log);
-  const responses = await optionalPhase(pid, endpoint(port, key, responsesStreamBody, {}, '/v1/responses'), 'Responses stream', log);
+  const embeddings = await optionalPhase(saturate, pid, endpoint(port, key, embeddingsBody, {}, '/v1/embeddings'), 'embeddings', log);
+  const responses = await optionalPhase(
+    saturate,
+    pid,
+    endpoint(port, key, responsesStreamBody, {}, '/v1/responses'),
+    'Responses stream',
+    log,
+  );
   failed += embeddings.failed + responses.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
   // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
