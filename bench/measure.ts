@@ -53,7 +53,7 @@ export interface Figures {
    */
   jsonRateCpuUs: number;
   streamRateCpuUs: number;
-  /** Embeddings of 64 inputs (answers of about 1 MB): max req/s and target CPU per request; NaN where not served. */
+  /** Embeddings of 64 inputs (answers of about 460 KB): max req/s and target CPU per request; NaN where not served. */
   embeddingsRps: number;
   embeddingsCpuUs: number;
   /** Responses API streams (typed events, the model inside each event's response): max streams/s, CPU per stream. */

@@ -64,7 +64,7 @@ export const streamBody = Buffer.from(
   JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true, stream_options: { include_usage: true } }),
 );
 
-/** 64 inputs of about 20 words each: the embeddings phase's request; its answer is 64 × 768 floats (about 1 MB). */
+/** 64 inputs of about 20 words each: the embeddings phase's request; its answer is 64 × 768 floats (about 460 KB). */
 export const embeddingsBody = Buffer.from(
   JSON.stringify({
     model: BENCH_EMBED_MODEL,

@@ -46,6 +46,10 @@ export class JsonTap {
   private skipping = false;
   private capture: Buffer[] | undefined;
   private captured = 0;
+  /** Per chunk: the output so far, where the bytes not yet in it start, and where a usage capture starts. */
+  private pieces: Buffer[] = [];
+  private emit = 0;
+  private captureFrom = 0;
   /** Per chunk: where each structural byte next occurs (searched for once per chunk and position, not per byte). */
   private readonly next = [-1, -1, -1, -1, -1];
 
@@ -55,109 +59,125 @@ export class JsonTap {
   /** Feeds one chunk; returns the bytes to send now (the chunk itself when nothing changes). */
   push(buf: Buffer): Buffer {
     const n = buf.length;
-    const pieces: Buffer[] = [];
-    let emit = 0;
-    let captureFrom = 0;
+    this.pieces = [];
+    this.emit = 0;
+    this.captureFrom = 0;
     this.next.fill(-1);
     let i = 0;
     while (i < n) {
-      if (this.inString) {
-        const q = buf.indexOf(QUOTE, i);
-        const to = q === -1 ? n : q;
-        let run = 0;
-        while (to - 1 - run >= i && buf[to - 1 - run] === BACKSLASH) run++;
-        if (to - run === i) run += this.slashes;
-        if (this.keyOpen && this.key.length <= 8) this.key += buf.toString('latin1', i, Math.min(to, i + 9));
-        if (q === -1) {
-          this.slashes = run;
-          break;
-        }
-        this.slashes = 0;
-        i = q + 1;
-        if (run % 2 === 1) continue;
-        this.inString = false;
-        if (this.depth !== 1) continue;
-        if (this.keyOpen) {
-          this.keyOpen = false;
-          this.current = this.key;
-          this.expect = 'colon';
-        } else {
-          this.expect = 'comma';
-          if (this.skipping) {
-            this.skipping = false;
-            pieces.push(this.model);
-            emit = i;
-          }
-        }
-        continue;
-      }
-      if (this.depth >= 2) {
-        const j = this.nextStructural(buf, i);
-        if (j === n) break;
-        i = j + 1;
-        const c = buf[j];
-        if (c === QUOTE) this.inString = true;
-        else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth++;
-        else if (--this.depth === 1) {
-          this.expect = 'comma';
-          if (this.capture) {
-            this.keep(buf, captureFrom, i);
-            this.finishCapture();
-          }
-        }
-        continue;
-      }
-      const c = buf[i++];
-      if (isSpace(c) || this.closed) continue;
-      if (this.depth === 0) {
-        if (c === OPEN_BRACE) {
-          this.depth = 1;
-          this.expect = 'key';
-        } else {
-          this.wellFormed = false;
-          this.closed = true;
-        }
-        continue;
-      }
-      switch (this.expect) {
-        case 'key':
-          if (c === QUOTE) {
-            this.inString = true;
-            this.keyOpen = true;
-            this.key = '';
-          } else if (c === CLOSE_BRACE) this.close();
-          break;
-        case 'colon':
-          if (c === COLON) this.expect = 'value';
-          break;
-        case 'value':
-          if (c === QUOTE) {
-            this.inString = true;
-            if (this.current === 'model') {
-              this.skipping = true;
-              pieces.push(buf.subarray(emit, i - 1));
-            }
-          } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-            this.depth = 2;
-            if (c === OPEN_BRACE && this.current === 'usage') {
-              this.capture = [];
-              this.captured = 0;
-              captureFrom = i - 1;
-            }
-          } else this.expect = 'comma';
-          break;
-        case 'comma':
-          if (c === COMMA) this.expect = 'key';
-          else if (c === CLOSE_BRACE) this.close();
-          break;
-      }
+      if (this.inString) i = this.inStringAt(buf, i);
+      else if (this.depth >= 2) i = this.belowTop(buf, i);
+      else this.topLevel(buf, i++);
     }
-    if (this.capture) this.keep(buf, captureFrom, n);
+    if (this.capture) this.keep(buf, this.captureFrom, n);
+    const pieces = this.pieces;
+    const emit = this.emit;
     if (!this.skipping) {
       if (pieces.length === 0) return emit === 0 ? buf : buf.subarray(emit);
       if (emit < n) pieces.push(buf.subarray(emit));
     }
     return pieces.length === 1 ? pieces[0] : pieces.length === 0 ? EMPTY : Buffer.concat(pieces);
+  }
+
+  /** Inside a string at `i`: on to its closing quote (or the chunk's end); returns where the scan goes on. */
+  private inStringAt(buf: Buffer, i: number): number {
+    const q = buf.indexOf(QUOTE, i);
+    const to = q === -1 ? buf.length : q;
+    let run = 0;
+    while (to - 1 - run >= i && buf[to - 1 - run] === BACKSLASH) run++;
+    if (to - run === i) run += this.slashes;
+    if (this.keyOpen && this.key.length <= 8) this.key += buf.toString('latin1', i, Math.min(to, i + 9));
+    if (q === -1) {
+      this.slashes = run;
+      return buf.length;
+    }
+    this.slashes = 0;
+    if (run % 2 === 1) return q + 1;
+    this.inString = false;
+    if (this.depth !== 1) return q + 1;
+    if (this.keyOpen) {
+      this.keyOpen = false;
+      this.current = this.key;
+      this.expect = 'colon';
+    } else {
+      this.expect = 'comma';
+      if (this.skipping) {
+        this.skipping = false;
+        this.pieces.push(this.model);
+        this.emit = q + 1;
+      }
+    }
+    return q + 1;
+  }
+
+  /** Below the top level: from one structural byte to the next; returns where the scan goes on. */
+  private belowTop(buf: Buffer, i: number): number {
+    const j = this.nextStructural(buf, i);
+    if (j === buf.length) return j;
+    const c = buf[j];
+    if (c === QUOTE) this.inString = true;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth++;
+    else if (--this.depth === 1) {
+      this.expect = 'comma';
+      if (this.capture) {
+        this.keep(buf, this.captureFrom, j + 1);
+        this.finishCapture();
+      }
+    }
+    return j + 1;
+  }
+
+  /** The byte at `at`, at the top level (depth 0 or 1): the object's keys, colons, commas and the values' starts. */
+  private topLevel(buf: Buffer, at: number): void {
+    const c = buf[at];
+    if (isSpace(c) || this.closed) return;
+    if (this.depth === 0) {
+      if (c === OPEN_BRACE) {
+        this.depth = 1;
+        this.expect = 'key';
+      } else {
+        this.wellFormed = false;
+        this.closed = true;
+      }
+      return;
+    }
+    switch (this.expect) {
+      case 'key':
+        if (c === QUOTE) {
+          this.inString = true;
+          this.keyOpen = true;
+          this.key = '';
+        } else if (c === CLOSE_BRACE) this.close();
+        break;
+      case 'colon':
+        if (c === COLON) this.expect = 'value';
+        break;
+      case 'value':
+        this.valueStart(buf, at, c);
+        break;
+      case 'comma':
+        if (c === COMMA) this.expect = 'key';
+        else if (c === CLOSE_BRACE) this.close();
+        break;
+    }
+  }
+
+  /** A top-level value begins at `at`: the model's string is withheld, the usage object captured. */
+  private valueStart(buf: Buffer, at: number, c: number): void {
+    if (c === QUOTE) {
+      this.inString = true;
+      if (this.current === 'model') {
+        this.skipping = true;
+        this.pieces.push(buf.subarray(this.emit, at));
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.depth = 2;
+      if (c === OPEN_BRACE && this.current === 'usage') {
+        this.capture = [];
+        this.captured = 0;
+        this.captureFrom = at;
+      }
+    } else this.expect = 'comma';
   }
 
   private close(): void {

@@ -94,7 +94,7 @@ function ledgerColumns(props: LedgerProps): Column<UsageObject>[] {
       csv: { key_id: (r) => r.key_id ?? '', key: (r) => (r.key_id === null ? '(no key)' : (keyName(r) ?? r.key_id)) },
     },
     { label: 'Model', cell: (r) => r.model, csv: { model: (r) => r.model } },
-    // The CSV keeps its columns' places: the endpoint goes in just before the request id.
+    // The CSV keeps its columns' places: the endpoint goes in after the status (before the account's email).
     { label: 'Endpoint', cell: (r) => r.endpoint },
     { label: 'Prompt', cell: (r) => tokens(r.prompt_tokens), csv: { prompt_tokens: (r) => r.prompt_tokens } },
     { label: 'Completion', cell: (r) => tokens(r.completion_tokens), csv: { completion_tokens: (r) => r.completion_tokens } },
@@ -118,8 +118,8 @@ function ledgerColumns(props: LedgerProps): Column<UsageObject>[] {
       ),
       csv: { stream: (r) => r.stream, status: (r) => r.status },
     },
-    ...(operator ? [accountEmail] : []),
     { csv: { endpoint: (r) => r.endpoint } },
+    ...(operator ? [accountEmail] : []),
     { csv: { request_id: (r) => r.request_id } },
   ];
 }

@@ -50,6 +50,15 @@ function resolveModel(catalog: Catalog, name: string, endpoint: Endpoint<unknown
   );
 }
 
+/** What every request of one metered route shares: built once. */
+interface Route<R> {
+  endpoint: Endpoint<R>;
+  exchangeDeps: ExchangeDeps;
+  path: string;
+  meter: Meter;
+  upstreams: Upstreams;
+}
+
 /** A request past its reservation, on its way upstream. */
 interface Reserving extends Who {
   model: Model;
@@ -69,6 +78,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     idleTimeoutMs: options.upstreamTimeoutMs,
   };
   const path = ENDPOINT_PATHS[endpoint.name];
+  const route: Route<R> = { endpoint, exchangeDeps, path, meter, upstreams };
 
   return async function meteredHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = requestFacts(res);
@@ -109,55 +119,56 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     if (reserved.kind === 'refused') return sendError(res, reserved.error, reserved.headers);
     if (reserved.headers) for (const name in reserved.headers) res.setHeader(name, reserved.headers[name]);
 
-    await forward(req, res, next, request, { accountId, keyId, requestId, model, planned, reserved, facts });
+    await forward(route, req, res, next, request, { accountId, keyId, requestId, model, planned, reserved, facts });
   };
+}
 
-  /** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
-  async function forward(req: Request, res: Response, next: NextFunction, request: R, r: Reserving): Promise<void> {
-    const { accountId, keyId, requestId, model, planned, reserved } = r;
-    // The upstream sees its own model name, an output cap the reservation covers, and a request for stream usage.
-    // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
-    let body: string;
-    let hideUsage: boolean;
-    try {
-      const upstreamBody = endpoint.upstreamBody(request, model, reserved.allowance);
-      hideUsage = upstreamBody.hideUsage;
-      body = JSON.stringify(upstreamBody.body);
-    } catch (err) {
-      meter.release(accountId, requestId);
-      reserved.undoModel();
-      return sendError(res, unserializable(err));
-    }
-
-    const upstream = upstreams.get(model.upstreamUrl);
-    const { answered } = endpoint;
-    const exchange: Exchange = new Exchange(
-      exchangeDeps,
-      {
-        accountId,
-        keyId,
-        requestId,
-        model,
-        endpoint: endpoint.name,
-        path,
-        stream: r.facts.stream === true,
-        hideUsageChunk: hideUsage,
-        answer: endpoint.answer,
-        facts: r.facts,
-        promptTokens: () => planned.prompt.count(),
-        lease: meter.hold(accountId, requestId, model),
-        resend: resender(upstream, req, res, next),
-        onAnswer: answered && ((id, tokens) => answered.call(endpoint, id, accountId, model, tokens)),
-      },
-      res,
-    );
-    req.headers = upstreamRequestHeaders(req.headers, Buffer.byteLength(body), model.upstreamApiKey, requestId);
-    // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
-    // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
-    req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
-      dest.end(body);
-      return dest;
-    }) as typeof req.pipe;
-    await upstream.send(req, res, next, exchange);
+/** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
+async function forward<R>(route: Route<R>, req: Request, res: Response, next: NextFunction, request: R, r: Reserving): Promise<void> {
+  const { endpoint, exchangeDeps, path, meter, upstreams } = route;
+  const { accountId, keyId, requestId, model, planned, reserved } = r;
+  // The upstream sees its own model name, an output cap the reservation covers, and a request for stream usage.
+  // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
+  let body: string;
+  let hideUsage: boolean;
+  try {
+    const upstreamBody = endpoint.upstreamBody(request, model, reserved.allowance);
+    hideUsage = upstreamBody.hideUsage;
+    body = JSON.stringify(upstreamBody.body);
+  } catch (err) {
+    meter.release(accountId, requestId);
+    reserved.undoModel();
+    return sendError(res, unserializable(err));
   }
+
+  const upstream = upstreams.get(model.upstreamUrl);
+  const { answered } = endpoint;
+  const exchange: Exchange = new Exchange(
+    exchangeDeps,
+    {
+      accountId,
+      keyId,
+      requestId,
+      model,
+      endpoint: endpoint.name,
+      path,
+      stream: r.facts.stream === true,
+      hideUsageChunk: hideUsage,
+      answer: endpoint.answer,
+      facts: r.facts,
+      promptTokens: () => planned.prompt.count(),
+      lease: meter.hold(accountId, requestId, model),
+      resend: resender(upstream, req, res, next),
+      onAnswer: answered && ((id, tokens) => answered.call(endpoint, id, accountId, model, tokens)),
+    },
+    res,
+  );
+  req.headers = upstreamRequestHeaders(req.headers, Buffer.byteLength(body), model.upstreamApiKey, requestId);
+  // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
+  // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
+  req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
+    dest.end(body);
+    return dest;
+  }) as typeof req.pipe;
+  await upstream.send(req, res, next, exchange);
 }
