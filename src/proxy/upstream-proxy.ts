@@ -16,6 +16,17 @@ export interface UpstreamHandler {
   fail(err: NodeJS.ErrnoException): void;
 }
 
+/**
+ * Each request's handler, found again from http-proxy's events, which name the request. Kept on the request itself, not
+ * in a WeakMap: V8's scavenges hold a WeakMap's values strongly, so every exchange (with its request, response and
+ * bodies) would outlive its request until a full GC, and be promoted first (twice the bytes promoted per request).
+ */
+const HANDLER = Symbol('tokenmeter.upstreamHandler');
+interface Handled {
+  [HANDLER]?: UpstreamHandler;
+}
+const handlerOf = (req: IncomingMessage): UpstreamHandler | undefined => (req as Handled)[HANDLER];
+
 export interface UpstreamOptions {
   /** Base URL including /v1. */
   url: string;
@@ -34,13 +45,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   const target = new URL(options.url);
   const agentOptions = { keepAlive: true, maxFreeSockets: options.maxFreeSockets, scheduling: 'lifo' as const };
   const agent = target.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
-  // Each request's handler, found again from http-proxy's events, which name the request.
-  const handlers = new WeakMap<IncomingMessage, UpstreamHandler>();
   /** Wires http-proxy's events to the request's handler; replaces the default plugins (they would answer on their own). */
   const handlerPlugin: Plugin<Request, Response> = (proxyServer) => {
-    proxyServer.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => handlers.get(req)?.attach(proxyReq));
-    proxyServer.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => handlers.get(req)?.respond(proxyRes));
-    proxyServer.on('error', (err: Error, req: IncomingMessage) => handlers.get(req)?.fail(err as NodeJS.ErrnoException));
+    proxyServer.on('proxyReq', (proxyReq: ClientRequest, req: IncomingMessage) => handlerOf(req)?.attach(proxyReq));
+    proxyServer.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage) => handlerOf(req)?.respond(proxyRes));
+    proxyServer.on('error', (err: Error, req: IncomingMessage) => handlerOf(req)?.fail(err as NodeJS.ErrnoException));
   };
   const forward = createProxyMiddleware<Request, Response>({
     target: options.url,
@@ -51,10 +60,10 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     ejectPlugins: true,
     plugins: [handlerPlugin],
     // The upstream URL already ends in /v1; http-proxy appends this path to it.
-    pathRewrite: (_path, req) => handlers.get(req)?.path ?? '/',
+    pathRewrite: (_path, req) => handlerOf(req)?.path ?? '/',
   });
   const send = (req: Request, res: Response, next: NextFunction, handler: UpstreamHandler): Promise<void> => {
-    handlers.set(req, handler);
+    (req as Handled)[HANDLER] = handler;
     return forward(req, res, next);
   };
   return { url: options.url, send, close: () => agent.destroy() };
