@@ -49,9 +49,9 @@ export function chatCompletions(options: ChatCompletionsOptions) {
     meter,
     logger,
     metrics: options.metrics,
-    responseLimit: options.upstreamResponseLimit,
-    connectTimeoutMs: options.upstreamConnectTimeoutMs,
-    idleTimeoutMs: options.upstreamTimeoutMs,
+    upstreamResponseLimit: options.upstreamResponseLimit,
+    upstreamConnectTimeoutMs: options.upstreamConnectTimeoutMs,
+    upstreamTimeoutMs: options.upstreamTimeoutMs,
   };
 
   return async function chatCompletionsHandler(req: Request, res: Response, next: NextFunction): Promise<void> {

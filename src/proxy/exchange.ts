@@ -23,9 +23,9 @@ export interface ExchangeDeps {
   logger: Logger;
   metrics: Metrics;
   /** Largest non-streamed upstream body we buffer. */
-  responseLimit: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
+  upstreamResponseLimit: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamTimeoutMs: number;
 }
 
 /** What is particular to one request. */
@@ -75,10 +75,10 @@ export class Exchange {
       proxyReq.destroy();
       return;
     }
-    proxyReq.setTimeout(this.deps.idleTimeoutMs, () => this.timeout(proxyReq));
+    proxyReq.setTimeout(this.deps.upstreamTimeoutMs, () => this.timeout(proxyReq));
     const socket = proxyReq.socket;
     if (socket?.connecting) {
-      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.connectTimeoutMs);
+      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.upstreamConnectTimeoutMs);
       // Both listeners go once either fires: the socket outlives this exchange in the keep-alive pool, and a listener
       // left on it would keep the whole exchange (its request, response and bodies) alive as long as the socket.
       const connected = () => {
@@ -204,7 +204,7 @@ export class Exchange {
   private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
     collect(
       body,
-      this.deps.responseLimit,
+      this.deps.upstreamResponseLimit,
       (buf) => {
         if (this.finished || this.clientGone) return;
         if (buf === undefined) {
