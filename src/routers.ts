@@ -14,7 +14,7 @@ import { operatorBridge } from './console-api/operator-bridge';
 import { signedInAccount } from './console-api/session-auth';
 import { Sessions } from './accounts/sessions';
 import { productAdmin } from './products/product-admin';
-import { stripeClient, stripeWebhook } from './products/stripe-checkout';
+import { stripeClient, stripeSettings, stripeWebhook } from './products/stripe-checkout';
 import type { CommerceStore } from './store/ports/commerce-store';
 import type { SessionStore } from './store/ports/session-store';
 import type { Catalog } from './catalog/models';
@@ -89,12 +89,13 @@ export interface Routers {
 export function createRouters(deps: MeterDeps): Routers {
   const whole = isWholeStore(deps.store) ? deps.store : undefined;
   const operator = whole && operatorRoutes(deps, whole);
-  const stripe = deps.config.stripe ? stripeClient(deps.config.stripe) : undefined;
+  const settings = stripeSettings(deps.config);
+  const stripe = settings ? stripeClient(settings) : undefined;
   return {
     openai: openaiRouter(deps, whole),
     admin: adminRouter(deps, operator),
     console: whole ? consoleRouter(deps, whole, operator, stripe) : Router(),
-    webhooks: whole ? webhooksRouter(deps, whole, stripe) : Router(),
+    webhooks: whole ? webhooksRouter(deps, whole, stripe, settings?.webhookSecret) : Router(),
     health: healthRouter(deps),
     metrics: metricsHandler(deps.metrics),
     registry: deps.metrics.registry,
@@ -169,6 +170,7 @@ function consoleRouter(
   stripe: ReturnType<typeof stripeClient> | undefined,
 ): Router {
   const { config, logger } = deps;
+  const sessionIdleMs = config.sessionIdleHours * 3_600_000;
   const router = Router();
   router.use(
     '/api',
@@ -181,27 +183,32 @@ function consoleRouter(
       catalog: deps.catalog,
       logger,
       registration: config.accountRegistration,
-      sessionIdleMs: config.sessionIdleMs,
+      sessionIdleMs,
       loginMaxFailures: config.loginMaxFailures,
-      loginFailureWindowMs: config.loginFailureWindowMs,
+      loginFailureWindowMs: config.loginFailureWindowMinutes * 60_000,
       stripe,
       adminRoutes: operator,
     }),
     errorHandler(logger),
   );
-  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, config.sessionIdleMs), store });
+  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, sessionIdleMs), store });
   router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir, signedIn }));
   return router;
 }
 
-function webhooksRouter(deps: MeterDeps, store: Store, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+function webhooksRouter(
+  deps: MeterDeps,
+  store: Store,
+  stripe: ReturnType<typeof stripeClient> | undefined,
+  webhookSecret: string | undefined,
+): Router {
   const router = Router();
-  const { config, logger } = deps;
-  if (!stripe || !config.stripe) return router;
+  const { logger } = deps;
+  if (!stripe || !webhookSecret) return router;
   router.use(
     '/stripe',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
-    stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store, logger }),
+    stripeWebhook({ stripe, webhookSecret, store, logger }),
     errorHandler(logger),
   );
   return router;

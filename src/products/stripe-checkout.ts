@@ -20,6 +20,16 @@ export interface StripeSettings {
   apiUrl: string | undefined;
 }
 
+/** Stripe's settings from the options: set only when both secrets are. */
+export function stripeSettings(o: {
+  stripeSecretKey?: string;
+  stripeWebhookSecret?: string;
+  stripeApiUrl?: string;
+}): StripeSettings | undefined {
+  if (!o.stripeSecretKey || !o.stripeWebhookSecret) return undefined;
+  return { secretKey: o.stripeSecretKey, webhookSecret: o.stripeWebhookSecret, apiUrl: o.stripeApiUrl };
+}
+
 export function stripeClient(settings: StripeSettings): Stripe {
   const url = settings.apiUrl ? new URL(settings.apiUrl) : undefined;
   const protocol = url?.protocol === 'http:' ? 'http' : 'https';

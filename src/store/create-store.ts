@@ -1,6 +1,6 @@
 /** Builds the configured stores: Redis (or Redis Cluster) when REDIS_URL is set, else the embedded memory stores. */
 import Redis, { Cluster } from 'ioredis';
-import type { Config } from '../config/config';
+import type { MeterConfig } from '../config/options';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from './ports/commerce-store';
 import { MemoryCommerceStore } from './memory/memory-commerce-store';
@@ -12,7 +12,7 @@ import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
 import type { Store } from './ports/store';
 
-type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
+type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
 
 /** The metering store, and the console's session and commerce stores on the same connection. */
 export interface Stores {
@@ -22,16 +22,17 @@ export interface Stores {
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
+  const limitWindowMs = config.rateLimitWindowSeconds * 1000;
   if (!config.redisUrl)
     return {
-      store: new MemoryStore({ limitWindowMs: config.limitWindowMs }),
+      store: new MemoryStore({ limitWindowMs }),
       sessions: new MemorySessionStore(),
       commerce: new MemoryCommerceStore(),
     };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
   return {
-    store: new RedisStore(client, { prefix, limitWindowMs: config.limitWindowMs }),
+    store: new RedisStore(client, { prefix, limitWindowMs }),
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
   };
