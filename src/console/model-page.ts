@@ -1,6 +1,6 @@
 /** The public model page, /console/models: the served catalog as plain HTML, readable without JavaScript. */
 import { SAMPLING_PARAMETERS } from '../catalog/models';
-import type { ModelObject } from '../catalog/models-api';
+import type { ModelObject } from '../api/model';
 import { html, type Html } from './html';
 import { topbar, type Viewer } from './server-nav';
 
