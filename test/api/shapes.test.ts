@@ -53,7 +53,7 @@ describe('the API answers in the shapes src/api/ defines', () => {
     const shown = shaped(api.accountShowSchema, await admin.get(`/admin/accounts/${account.id}`));
     expect(shown.limit_use).not.toBeNull();
     expect(shaped(api.keyDetailSchema, await admin.get(`/admin/keys/${key.id}`)).limit_use).not.toBeNull();
-    expect(shaped(api.usageListSchema, await admin.get(`/admin/usage?account_id=${account.id}`)).data).toHaveLength(1);
+    expect(shaped(api.operatorUsageListSchema, await admin.get(`/admin/usage?account_id=${account.id}`)).data).toHaveLength(1);
     shaped(api.revokedKeySchema, await admin.delete(`/admin/keys/${key.id}`));
 
     shaped(api.productSchema, await admin.post('/admin/products', { id: 'p', name: 'P', tokens: 100, valid_days: 30, price: 500 }), 201);
