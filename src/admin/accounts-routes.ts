@@ -3,6 +3,7 @@
  * password, limits), grant a package, create and list an account's keys.
  */
 import { Router } from 'express';
+import type { GuardedHandler } from '../http/store-guard';
 import {
   accountDetailObject,
   accountKeyRequest,
@@ -30,30 +31,7 @@ export function accountsRoutes(ctx: AdminContext): Router {
   const { store, logger, guard } = ctx;
   const router = Router();
 
-  router.post(
-    '/accounts',
-    guard(async (req, res) => {
-      const parsed = createAccountRequest.safeParse(body(req));
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const input = parsed.data;
-      const created = await store.createAccount({
-        email: input.email ?? null,
-        name: input.name ?? '',
-        passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
-        role: input.role ?? 'member',
-        status: input.status ?? 'active',
-        limits: hasLimits(input.limits) ? input.limits : null,
-      });
-      if (created.kind === 'email_taken') {
-        return sendError(res, apiError('email_taken', 'An account with this email already exists.', 'email'));
-      }
-      const { account } = created;
-      if (input.tokens !== undefined) await store.grantPackage(account.id, { tokens: input.tokens, expiresAt: null });
-      logger.info({ accountId: account.id, role: account.role, tokens: input.tokens ?? 0 }, 'account created');
-      const answer: CreatedAccountObject = { ...accountObject(account), balance: input.tokens ?? 0 };
-      res.status(201).json(answer);
-    }),
-  );
+  router.post('/accounts', guard(createAccount(ctx)));
 
   router.get(
     '/accounts',
@@ -81,23 +59,7 @@ export function accountsRoutes(ctx: AdminContext): Router {
     }),
   );
 
-  router.patch(
-    '/accounts/:id',
-    guard(async (req, res) => {
-      const id = String(req.params.id);
-      const parsed = updateAccountRequest.safeParse(body(req));
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const input = parsed.data;
-      const patch: AccountPatch = { name: input.name, role: input.role, status: input.status };
-      if (input.limits !== undefined) patch.limits = hasLimits(input.limits) ? input.limits : null;
-      if (input.password !== undefined) patch.passwordHash = input.password === null ? null : await hashPassword(input.password);
-      const account = await store.updateAccount(id, patch);
-      if (!account) return sendError(res, accountNotFound(id));
-      // Which fields changed, never their values: a password must not reach the log, even hashed.
-      logger.info({ accountId: id, changed: Object.keys(input) }, 'account updated');
-      res.json(accountObject(account));
-    }),
-  );
+  router.patch('/accounts/:id', guard(updateAccount(ctx)));
 
   router.post(
     '/accounts/:id/packages',
@@ -131,4 +93,49 @@ export function accountsRoutes(ctx: AdminContext): Router {
   );
 
   return router;
+}
+
+/** POST /admin/accounts: an account, with a first package when `tokens` is given. */
+function createAccount(ctx: AdminContext): GuardedHandler {
+  const { store, logger } = ctx;
+  return async (req, res) => {
+    const parsed = createAccountRequest.safeParse(body(req));
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const input = parsed.data;
+    const created = await store.createAccount({
+      email: input.email ?? null,
+      name: input.name ?? '',
+      passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
+      role: input.role ?? 'member',
+      status: input.status ?? 'active',
+      limits: hasLimits(input.limits) ? input.limits : null,
+    });
+    if (created.kind === 'email_taken') {
+      return sendError(res, apiError('email_taken', 'An account with this email already exists.', 'email'));
+    }
+    const { account } = created;
+    if (input.tokens !== undefined) await store.grantPackage(account.id, { tokens: input.tokens, expiresAt: null });
+    logger.info({ accountId: account.id, role: account.role, tokens: input.tokens ?? 0 }, 'account created');
+    const answer: CreatedAccountObject = { ...accountObject(account), balance: input.tokens ?? 0 };
+    res.status(201).json(answer);
+  };
+}
+
+/** PATCH /admin/accounts/:id: name, status, role, password, limits; the log names the fields, never their values. */
+function updateAccount(ctx: AdminContext): GuardedHandler {
+  const { store, logger } = ctx;
+  return async (req, res) => {
+    const id = String(req.params.id);
+    const parsed = updateAccountRequest.safeParse(body(req));
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const input = parsed.data;
+    const patch: AccountPatch = { name: input.name, role: input.role, status: input.status };
+    if (input.limits !== undefined) patch.limits = hasLimits(input.limits) ? input.limits : null;
+    if (input.password !== undefined) patch.passwordHash = input.password === null ? null : await hashPassword(input.password);
+    const account = await store.updateAccount(id, patch);
+    if (!account) return sendError(res, accountNotFound(id));
+    // Which fields changed, never their values: a password must not reach the log, even hashed.
+    logger.info({ accountId: id, changed: Object.keys(input) }, 'account updated');
+    res.json(accountObject(account));
+  };
 }

@@ -3,6 +3,7 @@
  * and grant a package to a key's account, the routes of before accounts kept as they were.
  */
 import { Router, type Response } from 'express';
+import type { GuardedHandler } from '../http/store-guard';
 import type { z } from 'zod';
 import {
   accountKeyRequest,
@@ -53,30 +54,7 @@ export function keysRoutes(ctx: AdminContext): Router {
   const { store, logger, guard } = ctx;
   const router = Router();
 
-  router.post(
-    '/keys',
-    guard(async (req, res) => {
-      const parsed = createKeyRequest.safeParse(body(req));
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const { account_id, ...input } = parsed.data;
-      let accountId = account_id;
-      if (accountId === undefined) {
-        const refusal = unservedModel(ctx.catalog(), input.models);
-        if (refusal) return sendError(res, refusal);
-        // A key without an account gets one of its own, as every key had before accounts.
-        const created = await store.createAccount({
-          email: null,
-          name: input.name ?? '',
-          passwordHash: null,
-          role: 'member',
-          status: 'active',
-        });
-        if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
-        accountId = created.account.id;
-      }
-      await createKeyResponse(ctx, res, accountId, input);
-    }),
-  );
+  router.post('/keys', guard(createKey(ctx)));
 
   router.get(
     '/keys',
@@ -140,4 +118,30 @@ export function keysRoutes(ctx: AdminContext): Router {
   );
 
   return router;
+}
+
+/** POST /admin/keys: in the account named, or in a new account of its own. */
+function createKey(ctx: AdminContext): GuardedHandler {
+  const { store } = ctx;
+  return async (req, res) => {
+    const parsed = createKeyRequest.safeParse(body(req));
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const { account_id, ...input } = parsed.data;
+    let accountId = account_id;
+    if (accountId === undefined) {
+      const refusal = unservedModel(ctx.catalog(), input.models);
+      if (refusal) return sendError(res, refusal);
+      // A key without an account gets one of its own, as every key had before accounts.
+      const created = await store.createAccount({
+        email: null,
+        name: input.name ?? '',
+        passwordHash: null,
+        role: 'member',
+        status: 'active',
+      });
+      if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
+      accountId = created.account.id;
+    }
+    await createKeyResponse(ctx, res, accountId, input);
+  };
 }

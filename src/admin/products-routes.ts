@@ -2,6 +2,7 @@
  * The operator's side of the product center: products, and redemption codes (shown once at creation, never again).
  */
 import { Router } from 'express';
+import type { GuardedHandler } from '../http/store-guard';
 import {
   codeObject,
   createCodesRequest,
@@ -19,6 +20,8 @@ import type { AccountStore } from '../store/ports/account-store';
 import type { RedemptionCode } from '../store/records/commerce';
 import { body, type AdminContext } from './admin-routes';
 
+const productNotFound = (id: string, param = 'id') => apiError('not_found', `No product with id '${id}'.`, param);
+
 /** The codes as listed, each redeemer's email read once (one batch for the whole list, not one request per code). */
 async function listedCodes(codes: RedemptionCode[], store: Pick<AccountStore, 'getAccounts'>): Promise<CodeObject[]> {
   const redeemers = [...new Set(codes.flatMap((c) => (c.redeemedBy === null ? [] : [c.redeemedBy])))];
@@ -30,7 +33,6 @@ async function listedCodes(codes: RedemptionCode[], store: Pick<AccountStore, 'g
 export function productsRoutes(ctx: AdminContext): Router {
   const { commerce, store, logger, guard } = ctx;
   const router = Router();
-  const productNotFound = (id: string, param = 'id') => apiError('not_found', `No product with id '${id}'.`, param);
 
   router.post(
     '/products',
@@ -82,25 +84,7 @@ export function productsRoutes(ctx: AdminContext): Router {
     }),
   );
 
-  router.post(
-    '/redemption-codes',
-    guard(async (req, res) => {
-      const parsed = createCodesRequest.safeParse(body(req));
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const b = parsed.data;
-      let what = { productId: null as string | null, tokens: b.tokens ?? 0, validDays: b.valid_days ?? null };
-      if (b.product_id !== undefined) {
-        const product = await commerce.getProduct(b.product_id);
-        if (!product) return sendError(res, productNotFound(b.product_id, 'product_id'));
-        what = { productId: product.id, tokens: product.tokens, validDays: product.validDays };
-      }
-      const secrets = Array.from({ length: b.count }, generateCode);
-      const codes = await commerce.createCodes(secrets.map((s) => ({ hash: s.hash, ...what, expiresAt: b.expires_at ?? null })));
-      logger.info({ count: codes.length, productId: what.productId, tokens: what.tokens }, 'redemption codes created');
-      const data: GeneratedCodeObject[] = codes.map((c, i) => ({ ...codeObject(c), code: secrets[i].code }));
-      res.status(201).json({ data });
-    }),
-  );
+  router.post('/redemption-codes', guard(createCodes(ctx)));
 
   router.get(
     '/redemption-codes',
@@ -110,4 +94,25 @@ export function productsRoutes(ctx: AdminContext): Router {
   );
 
   return router;
+}
+
+/** POST /admin/redemption-codes: a batch for a product or a number of tokens, each code shown this once. */
+function createCodes(ctx: AdminContext): GuardedHandler {
+  const { commerce, logger } = ctx;
+  return async (req, res) => {
+    const parsed = createCodesRequest.safeParse(body(req));
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const b = parsed.data;
+    let what = { productId: null as string | null, tokens: b.tokens ?? 0, validDays: b.valid_days ?? null };
+    if (b.product_id !== undefined) {
+      const product = await commerce.getProduct(b.product_id);
+      if (!product) return sendError(res, productNotFound(b.product_id, 'product_id'));
+      what = { productId: product.id, tokens: product.tokens, validDays: product.validDays };
+    }
+    const secrets = Array.from({ length: b.count }, generateCode);
+    const codes = await commerce.createCodes(secrets.map((s) => ({ hash: s.hash, ...what, expiresAt: b.expires_at ?? null })));
+    logger.info({ count: codes.length, productId: what.productId, tokens: what.tokens }, 'redemption codes created');
+    const data: GeneratedCodeObject[] = codes.map((c, i) => ({ ...codeObject(c), code: secrets[i].code }));
+    res.status(201).json({ data });
+  };
 }
