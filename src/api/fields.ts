@@ -1,6 +1,6 @@
 /**
  * The fields the API's shapes are built from: times, token counts, lists, pages and cursors, emails and passwords.
- * Zod only (and two constants), so the browser console can take the types without the server.
+ * The password limits are the accounts' own (src/accounts/password.ts); the browser console takes only the types.
  */
 import { z } from 'zod';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accounts/password';
