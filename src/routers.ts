@@ -5,21 +5,18 @@
  */
 import { Router, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
-import { adminApi } from './admin/admin-api';
 import { adminToken } from './admin/admin-token';
+import { operatorApi } from './admin/operator-api';
 import { consoleRoutes } from './console/console-routes';
 import { securityHeaders } from './console/security-headers';
 import { consoleApi } from './console-api/console-api';
-import { operatorBridge } from './console-api/operator-bridge';
 import { signedInAccount } from './console-api/session-auth';
 import { Sessions } from './accounts/sessions';
-import { productAdmin } from './products/product-admin';
-import { stripeClient, stripeWebhook } from './products/stripe-checkout';
+import { stripeClient, stripeSettings } from './products/stripe-checkout';
 import type { CommerceStore } from './store/ports/commerce-store';
 import type { SessionStore } from './store/ports/session-store';
 import type { ResponseOwners } from './store/ports/response-owners';
 import type { Catalog } from './catalog/models';
-import { modelsApi } from './catalog/models-api';
 import type { Authenticate } from './config/option-types';
 import type { MeterConfig } from './config/options';
 import { bearerAuth } from './http/auth';
@@ -27,6 +24,7 @@ import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import { hostAuth } from './http/host-auth';
 import { jsonBody } from './http/json-body';
+import { storeGuard, type StoreGuard } from './http/store-guard';
 import type { Meter } from './metering/metering';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
@@ -40,8 +38,10 @@ import { responsesEndpoint } from './proxy/endpoints/responses';
 import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
+import { modelsApi } from './proxy/models-api';
 import type { Upstreams } from './proxy/upstream-proxy';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
+import { stripeWebhook } from './webhooks/stripe-webhook';
 
 /** The services the routers share: built once, passed in. */
 export interface MeterDeps {
@@ -102,20 +102,22 @@ export interface Routers {
 
 export function createRouters(deps: MeterDeps): Routers {
   const whole = isWholeStore(deps.store) ? deps.store : undefined;
-  const operator = whole && operatorRoutes(deps, whole);
-  const stripe = deps.config.stripe ? stripeClient(deps.config.stripe) : undefined;
+  const guard = storeGuard(deps.logger);
+  const operator = whole && operatorRouter(deps, whole, guard);
+  const settings = stripeSettings(deps.config);
+  const stripe = settings ? stripeClient(settings) : undefined;
   return {
-    openai: openaiRouter(deps, whole),
-    admin: adminRouter(deps, operator),
-    console: whole ? consoleRouter(deps, whole, operator, stripe) : Router(),
-    webhooks: whole ? webhooksRouter(deps, whole, stripe) : Router(),
+    openai: openaiRouter(deps, whole, guard),
+    admin: operator ? adminRouter(deps, operator) : Router(),
+    console: whole && operator ? consoleRouter(deps, { store: whole, guard, operator, stripe }) : Router(),
+    webhooks: whole ? webhooksRouter(deps, whole, guard, stripe, settings?.webhookSecret) : Router(),
     health: healthRouter(deps),
     metrics: metricsHandler(deps.metrics),
     registry: deps.metrics.registry,
   };
 }
 
-function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
+function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGuard): Router {
   const { config, store, logger, lifecycle } = deps;
   const router = Router();
   const log = (completions: boolean, endpoint?: EndpointName) =>
@@ -163,28 +165,25 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined): Router {
     timeoutMs: config.upstreamTimeoutMs,
   });
   router.use('/responses', log(false), refuseWhileDraining, authenticate, stored);
-  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, logger }));
+  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, guard }));
   router.use(errorHandler(logger));
   return router;
 }
 
 /**
- * The operator's routes (only with an admin token): the product center's, then the rest of the admin API, which
- * answers unknown routes. The admin router serves them behind the token; an admin session reaches the very same
- * routes under the console's /api/admin.
+ * The operator's one router (with a whole store): it checks no credential itself; the admin router mounts it behind
+ * ADMIN_TOKEN and the console behind a session of role admin, so both reach the very same handlers.
  */
-function operatorRoutes(deps: MeterDeps, store: Store): Router | undefined {
-  const token = deps.config.adminToken;
-  if (!token) return undefined;
-  const { logger } = deps;
-  const admin = adminApi({ token, store, catalog: deps.catalog, logger, reloadModels: deps.reloadModels });
-  return Router().use(productAdmin({ commerce: deps.commerce, store, logger }), operatorBridge(token, admin));
+function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Router {
+  const { commerce, catalog, logger, reloadModels } = deps;
+  return operatorApi({ store, commerce, catalog, logger, guard, reloadModels });
 }
 
-function adminRouter(deps: MeterDeps, operator: Router | undefined): Router {
+/** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */
+function adminRouter(deps: MeterDeps, operator: Router): Router {
   const router = Router();
   const token = deps.config.adminToken;
-  if (!token || !operator) return router;
+  if (!token) return router;
   const { logger } = deps;
   router.use(requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }));
   router.use(adminToken(token), operator);
@@ -192,13 +191,18 @@ function adminRouter(deps: MeterDeps, operator: Router | undefined): Router {
   return router;
 }
 
-function consoleRouter(
-  deps: MeterDeps,
-  store: Store,
-  operator: Router | undefined,
-  stripe: ReturnType<typeof stripeClient> | undefined,
-): Router {
+interface ConsoleParts {
+  store: Store;
+  guard: StoreGuard;
+  /** The operator's router, for admin sessions under /api/admin. */
+  operator: Router;
+  stripe: ReturnType<typeof stripeClient> | undefined;
+}
+
+function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
   const { config, logger } = deps;
+  const { store, guard, operator, stripe } = parts;
+  const sessionIdleMs = config.sessionIdleHours * 3_600_000;
   const router = Router();
   router.use(
     '/api',
@@ -210,28 +214,35 @@ function consoleRouter(
       commerce: deps.commerce,
       catalog: deps.catalog,
       logger,
+      guard,
       registration: config.accountRegistration,
-      sessionIdleMs: config.sessionIdleMs,
+      sessionIdleMs,
       loginMaxFailures: config.loginMaxFailures,
-      loginFailureWindowMs: config.loginFailureWindowMs,
+      loginFailureWindowMs: config.loginFailureWindowMinutes * 60_000,
       stripe,
-      adminRoutes: operator,
+      operator,
     }),
     errorHandler(logger),
   );
-  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, config.sessionIdleMs), store });
+  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, sessionIdleMs), store });
   router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir, signedIn }));
   return router;
 }
 
-function webhooksRouter(deps: MeterDeps, store: Store, stripe: ReturnType<typeof stripeClient> | undefined): Router {
+function webhooksRouter(
+  deps: MeterDeps,
+  store: Store,
+  guard: StoreGuard,
+  stripe: ReturnType<typeof stripeClient> | undefined,
+  webhookSecret: string | undefined,
+): Router {
   const router = Router();
-  const { config, logger } = deps;
-  if (!stripe || !config.stripe) return router;
+  const { logger } = deps;
+  if (!stripe || !webhookSecret) return router;
   router.use(
     '/stripe',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
-    stripeWebhook({ stripe, webhookSecret: config.stripe.webhookSecret, store, logger }),
+    stripeWebhook({ stripe, webhookSecret, store, logger, guard }),
     errorHandler(logger),
   );
   return router;

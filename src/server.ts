@@ -1,6 +1,6 @@
 /**
- * The process entry point: the environment read once into options, createTokenmeter, listen, shut down gracefully;
- * with WORKERS > 1, a cluster primary that runs that many such servers on one port.
+ * The process entry point: the environment parsed once (loadConfig), the Tokenmeter opened on it, listen, shut down
+ * gracefully; with WORKERS > 1, a cluster primary that runs that many such servers on one port.
  */
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
@@ -9,18 +9,13 @@ import { groupMetricsInWorker } from './cluster/group-metrics';
 import { runPrimary } from './cluster/primary';
 import { journalFor, workerSlot } from './cluster/worker';
 import { clientErrorHandler } from './http/client-error';
-import { ConfigError, inEnvTerms, inEnvTermsError, listenConfig, optionsFromEnv } from './config/config';
-import { listenOptionsSchema, meterOptionsSchema, parseOptions } from './config/options';
+import { ConfigError, inEnvTermsError, loadConfig, type Config } from './config/config';
+import { OPTIONS } from './config/option-table';
 import { ModelsFileError } from './catalog/models';
 import { createLogger, type Logger } from './observability/logger';
 import { metricsServer } from './observability/metrics-endpoint';
 import type { Store } from './store/ports/store';
-import { createTokenmeter, type Tokenmeter } from './tokenmeter';
-
-/** The server logs with the level the library would use, so its own lines and the library's are one stream. */
-const logLevelSchema = meterOptionsSchema.pick({ logLevel: true });
-/** Each worker's journal is named after the library's default when JOURNAL_FILE is unset. */
-const journalSchema = meterOptionsSchema.pick({ journalFile: true });
+import { openTokenmeter, type Tokenmeter } from './tokenmeter';
 
 export interface Running {
   server: Server;
@@ -30,26 +25,21 @@ export interface Running {
   shutdown(): Promise<void>;
 }
 
-/** The server's own settings, and the library's options as the environment gave them. */
-function fromEnv(env: NodeJS.ProcessEnv) {
-  const { port, workers, host, shutdownGraceSeconds, metricsPort, trustProxy, ...options } = optionsFromEnv(env);
-  const listen = listenConfig(
-    inEnvTerms(() => parseOptions(listenOptionsSchema, { port, workers, host, shutdownGraceSeconds, metricsPort, trustProxy })),
-  );
-  const logLevel = inEnvTerms(() => parseOptions(logLevelSchema, { logLevel: options.logLevel })).logLevel;
-  return { listen, options, logLevel };
-}
-
 /** One server: the whole process, or one worker of the group (which then reports the group's metrics). */
 export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const { listen, options, logLevel } = fromEnv(env);
-  const slot = workerSlot(env, listen.workers);
+  return startWith(loadConfig(env), env);
+}
+
+/** One server from the environment's configuration, parsed already; `env` also holds the models' upstream keys. */
+async function startWith(config: Config, env: NodeJS.ProcessEnv): Promise<Running> {
+  const slot = workerSlot(env, config.workers);
   const inGroup = cluster.isWorker;
-  const logger = inGroup ? createLogger(logLevel).child({ worker: slot.id }) : createLogger(logLevel);
-  const { journalFile } = inEnvTerms(() => parseOptions(journalSchema, { journalFile: options.journalFile }));
-  const meter = await createTokenmeter({ ...options, journalFile: journalFor(journalFile, slot), logger, env }).catch((err: unknown) => {
-    throw inEnvTermsError(err);
-  });
+  const logger = inGroup ? createLogger(config.logLevel).child({ worker: slot.id }) : createLogger(config.logLevel);
+  const meter = await openTokenmeter({ ...config, journalFile: journalFor(config.journalFile, slot) }, { logger, env }).catch(
+    (err: unknown) => {
+      throw inEnvTermsError(err);
+    },
+  );
 
   const reloadModels = async () => {
     const count = await meter.reloadModels();
@@ -65,11 +55,11 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   const groupMetrics = inGroup ? groupMetricsInWorker(meter.registry) : undefined;
   const app = createApp(meter, {
     logger,
-    metrics: listen.metricsPort === undefined,
+    metrics: config.metricsPort === undefined,
     metricsHandler: groupMetrics,
-    trustProxy: listen.trustProxy,
+    trustProxy: config.trustProxy,
   });
-  const server = app.listen(listen.port, listen.host);
+  const server = app.listen(config.port, config.host);
   // Requests Node's parser refuses (431, 400, 408) get the OpenAI error body too.
   server.on('clientError', clientErrorHandler(logger));
   await new Promise<void>((resolve, reject) => {
@@ -80,18 +70,18 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
   server.keepAliveTimeout = 65_000;
   let metricsListener: Server | undefined;
   let metricsPortBound: number | undefined;
-  if (listen.metricsPort !== undefined && !inGroup) {
+  if (config.metricsPort !== undefined && !inGroup) {
     const listener = metricsServer(meter.registry);
     metricsListener = listener;
     metricsPortBound = await new Promise<number>((resolve, reject) => {
       listener.once('error', reject);
-      listener.listen(listen.metricsPort, listen.host, () => resolve((listener.address() as { port: number }).port));
+      listener.listen(config.metricsPort, config.host, () => resolve((listener.address() as { port: number }).port));
     });
   }
   const address = server.address();
-  const boundPort = typeof address === 'object' && address ? address.port : listen.port;
+  const boundPort = typeof address === 'object' && address ? address.port : config.port;
   logger.info(
-    { port: boundPort, metricsPort: metricsPortBound, host: listen.host, store: meter.store.kind, pid: process.pid },
+    { port: boundPort, metricsPort: metricsPortBound, host: config.host, store: meter.store.kind, pid: process.pid },
     'tokenmeter listening',
   );
 
@@ -107,7 +97,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
       const grace = setTimeout(() => {
         logger.warn('grace period over: closing the connections still open');
         server.closeAllConnections();
-      }, listen.shutdownGraceMs);
+      }, config.shutdownGraceSeconds * 1000);
       await closed;
       clearInterval(sweep);
       clearTimeout(grace);
@@ -124,21 +114,21 @@ export async function start(env: NodeJS.ProcessEnv = process.env): Promise<Runni
  * stops on SIGTERM/SIGINT, or when the primary it belongs to is gone. Resolves to the exit code.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { listen, options, logLevel } = fromEnv(env);
-  if (listen.workers > 1 && cluster.isPrimary) {
-    if (options.redisUrl === undefined) {
-      const detail = `${listen.workers} workers need the Redis store (REDIS_URL): the embedded store lives inside one process`;
-      throw new ConfigError(`invalid configuration: WORKERS: ${detail}`, 'workers', detail);
+  const config = loadConfig(env);
+  if (config.workers > 1 && cluster.isPrimary) {
+    if (config.redisUrl === undefined) {
+      const detail = `${config.workers} workers need the Redis store (${OPTIONS.redisUrl.env}): the embedded store lives inside one process`;
+      throw new ConfigError(`invalid configuration: ${OPTIONS.workers.env}: ${detail}`, 'workers', detail);
     }
     return runPrimary({
-      workers: listen.workers,
-      host: listen.host,
-      metricsPort: listen.metricsPort,
-      stopTimeoutMs: listen.shutdownGraceMs + 15_000,
-      logger: createLogger(logLevel),
+      workers: config.workers,
+      host: config.host,
+      metricsPort: config.metricsPort,
+      stopTimeoutMs: config.shutdownGraceSeconds * 1000 + 15_000,
+      logger: createLogger(config.logLevel),
     });
   }
-  const running = await start(env);
+  const running = await startWith(config, env);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

@@ -11,6 +11,7 @@ import { Meter } from './metering/metering';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
+import { stripeSettings } from './products/stripe-checkout';
 import { createRouters, type MeterDeps, type Routers } from './routers';
 import { createStores, type Stores } from './store/create-store';
 import { instrumentStore, storeTimer, timedModelLimits } from './store/instrumented-store';
@@ -48,6 +49,13 @@ export function createTokenmeter(options?: TokenmeterOptions): Promise<Tokenmete
 export function createTokenmeter(options: ServingStoreOptions): Promise<Tokenmeter<ServingStore>>;
 export async function createTokenmeter(options: TokenmeterOptions | ServingStoreOptions = {}): Promise<Tokenmeter<ServingStore>> {
   const { config, parts } = meterConfig(options);
+  return openTokenmeter(config, parts);
+}
+
+/** A Tokenmeter from options already checked and resolved (the server's, from the environment). */
+export function openTokenmeter(config: MeterConfig, parts: MeterParts & { store?: Store }): Promise<Tokenmeter>;
+export function openTokenmeter(config: MeterConfig, parts: MeterParts): Promise<Tokenmeter<ServingStore>>;
+export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Promise<Tokenmeter<ServingStore>> {
   const logger = parts.logger ?? createLogger(config.logLevel);
   const serving = parts.store !== undefined && !isWholeStore(parts.store);
   if (serving) refuseManagingOptions(config, parts, logger);
@@ -61,8 +69,9 @@ export async function createTokenmeter(options: TokenmeterOptions | ServingStore
   // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
   const modelLimits = isWholeStore(store)
     ? store
-    : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.limitWindowMs }), storeTimer(metrics));
-  const meter = new Meter({ store, modelLimits, leaseMs: config.leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
+    : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.rateLimitWindowSeconds * 1000 }), storeTimer(metrics));
+  const leaseMs = config.reservationLeaseSeconds * 1000;
+  const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const deps: MeterDeps = {
     config,
@@ -102,7 +111,7 @@ function refuseManagingOptions(config: MeterConfig, parts: MeterParts, logger: L
     config.adminToken && 'adminToken',
     parts.sessions && 'sessions',
     parts.commerce && 'commerce',
-    config.stripe && 'stripeSecretKey',
+    stripeSettings(config) && 'stripeSecretKey',
   ];
   const option = given.find((name) => typeof name === 'string');
   if (option !== undefined) {

@@ -27,13 +27,13 @@ async function configError(options: unknown): Promise<ConfigError> {
 
 describe('createTokenmeter options', () => {
   it('has the environment variables’ defaults, under their camelCase names', () => {
-    const { port: _p, workers: _w, host: _h, shutdownGraceMs: _s, metricsPort: _m, trustProxy: _t, ...fromEnv } = loadConfig({});
+    const { port: _p, workers: _w, host: _h, shutdownGraceSeconds: _s, metricsPort: _m, trustProxy: _t, ...fromEnv } = loadConfig({});
     expect(meterConfig({}).config).toEqual(fromEnv);
     const {
       port: _p2,
       workers: _w2,
       host: _h2,
-      shutdownGraceMs: _s2,
+      shutdownGraceSeconds: _s2,
       metricsPort: _m2,
       trustProxy: _t2,
       ...set

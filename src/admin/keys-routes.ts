@@ -3,57 +3,34 @@
  * and grant a package to a key's account, the routes of before accounts kept as they were.
  */
 import { Router, type Response } from 'express';
-import { z } from 'zod';
-import { adminRoute, body, futureTime, grantSchema, keyNotFound, accountNotFound, name, tokens, type AdminContext } from './admin-routes';
-import { keyDetailObject, keyObject, packageObject } from './api-objects';
-import { apiError, sendError, type ApiError } from '../http/errors';
+import type { GuardedHandler } from '../http/store-guard';
+import type { z } from 'zod';
+import {
+  accountKeyRequest,
+  createKeyRequest,
+  grantRequest,
+  keyDetailObject,
+  keyObject,
+  packageObject,
+  patchKeyRequest,
+  type CreatedKeyObject,
+  type RevokedKeyObject,
+} from '../api';
+import { unservedModel } from '../catalog/served-models';
+import { sendError } from '../http/errors';
 import { generateKey } from '../http/keys';
 import { invalidRequest } from '../http/zod-errors';
-import { hasLimits, limitsSchema } from '../limits/limits';
+import { hasLimits } from '../limits/limits';
+import { accountNotFound, body, keyNotFound, type AdminContext } from './admin-routes';
 
-/** What a new key may carry, whichever route creates it. */
-export const newKeyFields = {
-  name: name.optional(),
-  expires_at: futureTime.nullish(),
-  models: z
-    .array(z.string({ error: 'must be a model id' }), { error: 'must be an array of model ids' })
-    .min(1, 'must name at least one model')
-    .nullish(),
-  limit_tokens: tokens.nullish(),
-  /** `{rpm?, tpm?, max_concurrent?}`: the key's own rate and concurrency limits. */
-  limits: limitsSchema.nullish(),
-};
-
-const createKeySchema = z.strictObject({
-  ...newKeyFields,
-  account_id: z.string({ error: 'must be an account id' }).min(1).optional(),
-  tokens: tokens.optional(),
-});
-
-/** What PATCH /admin/keys/:id may change: the limits (null or {} removes them). */
-const patchKeySchema = z.strictObject({ limits: limitsSchema.nullable() });
-
-type NewKeyInput = z.infer<z.ZodObject<typeof newKeyFields>>;
-
-/** The first model id the catalog does not serve, as an error; undefined when all are served. */
-function unknownModel(ctx: AdminContext, models: string[] | null | undefined): ApiError | undefined {
-  const catalog = ctx.catalog();
-  const i = models?.findIndex((m) => catalog.get(m) === undefined) ?? -1;
-  if (i === -1) return undefined;
-  return apiError('invalid_request_error', `Invalid 'models[${i}]': '${models![i]}' is not a served model.`, `models[${i}]`);
-}
+type NewKeyInput = z.output<typeof accountKeyRequest>;
 
 /**
  * Creates a key in an account and answers 201 with its secret, shown this once. Tokens, when given, go to the account
  * first. Shared by POST /admin/keys and POST /admin/accounts/:id/keys.
  */
-export async function createKeyResponse(
-  ctx: AdminContext,
-  res: Response,
-  accountId: string,
-  input: NewKeyInput & { tokens?: number },
-): Promise<void> {
-  const refusal = unknownModel(ctx, input.models);
+export async function createKeyResponse(ctx: AdminContext, res: Response, accountId: string, input: NewKeyInput): Promise<void> {
+  const refusal = unservedModel(ctx.catalog(), input.models);
   if (refusal) return sendError(res, refusal);
   const secret = generateKey();
   const record = await ctx.store.createKey(accountId, {
@@ -69,49 +46,26 @@ export async function createKeyResponse(
   if (input.tokens !== undefined) await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
   const state = await ctx.store.getKey(record.id);
   ctx.logger.info({ keyId: record.id, accountId, tokens: input.tokens ?? 0 }, 'key created');
-  res.status(201).json({ ...keyObject(record), key: secret.secret, balance: state?.balance ?? 0 });
+  const answer: CreatedKeyObject = { ...keyObject(record), key: secret.secret, balance: state?.balance ?? 0 };
+  res.status(201).json(answer);
 }
 
 export function keysRoutes(ctx: AdminContext): Router {
-  const { store, logger } = ctx;
+  const { store, logger, guard } = ctx;
   const router = Router();
-  const route = (handler: Parameters<typeof adminRoute>[1]) => adminRoute(logger, handler);
 
-  router.post(
-    '/keys',
-    route(async (req, res) => {
-      const parsed = createKeySchema.safeParse(body(req));
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const { account_id, ...input } = parsed.data;
-      let accountId = account_id;
-      if (accountId === undefined) {
-        const refusal = unknownModel(ctx, input.models);
-        if (refusal) return sendError(res, refusal);
-        // A key without an account gets one of its own, as every key had before accounts.
-        const created = await store.createAccount({
-          email: null,
-          name: input.name ?? '',
-          passwordHash: null,
-          role: 'member',
-          status: 'active',
-        });
-        if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
-        accountId = created.account.id;
-      }
-      await createKeyResponse(ctx, res, accountId, input);
-    }),
-  );
+  router.post('/keys', guard(createKey(ctx)));
 
   router.get(
     '/keys',
-    route(async (_req, res) => {
+    guard(async (_req, res) => {
       res.json({ data: (await store.listKeys()).map(keyObject) });
     }),
   );
 
   router.get(
     '/keys/:id',
-    route(async (req, res) => {
+    guard(async (req, res) => {
       const id = String(req.params.id);
       const state = await store.getKey(id);
       if (!state) return sendError(res, keyNotFound(id));
@@ -121,9 +75,9 @@ export function keysRoutes(ctx: AdminContext): Router {
 
   router.patch(
     '/keys/:id',
-    route(async (req, res) => {
+    guard(async (req, res) => {
       const id = String(req.params.id);
-      const parsed = patchKeySchema.safeParse(body(req));
+      const parsed = patchKeyRequest.safeParse(body(req));
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const limits = parsed.data.limits;
       const record = await store.updateKey(id, { limits: hasLimits(limits) ? limits : null });
@@ -135,9 +89,9 @@ export function keysRoutes(ctx: AdminContext): Router {
 
   router.post(
     '/keys/:id/packages',
-    route(async (req, res) => {
+    guard(async (req, res) => {
       const id = String(req.params.id);
-      const parsed = grantSchema.safeParse(body(req));
+      const parsed = grantRequest.safeParse(body(req));
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const key = await store.getKey(id);
       if (!key) return sendError(res, keyNotFound(id));
@@ -153,14 +107,41 @@ export function keysRoutes(ctx: AdminContext): Router {
 
   router.delete(
     '/keys/:id',
-    route(async (req, res) => {
+    guard(async (req, res) => {
       const id = String(req.params.id);
       if (!(await store.revokeKey(id))) return sendError(res, keyNotFound(id));
       const state = await store.getKey(id);
       logger.info({ keyId: id }, 'key revoked');
-      res.json({ id, revoked: true, revoked_at: state?.revokedAt ?? Math.floor(Date.now() / 1000) });
+      const answer: RevokedKeyObject = { id, revoked: true, revoked_at: state?.revokedAt ?? Math.floor(Date.now() / 1000) };
+      res.json(answer);
     }),
   );
 
   return router;
+}
+
+/** POST /admin/keys: in the account named, or in a new account of its own. */
+function createKey(ctx: AdminContext): GuardedHandler {
+  const { store } = ctx;
+  return async (req, res) => {
+    const parsed = createKeyRequest.safeParse(body(req));
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const { account_id, ...input } = parsed.data;
+    let accountId = account_id;
+    if (accountId === undefined) {
+      const refusal = unservedModel(ctx.catalog(), input.models);
+      if (refusal) return sendError(res, refusal);
+      // A key without an account gets one of its own, as every key had before accounts.
+      const created = await store.createAccount({
+        email: null,
+        name: input.name ?? '',
+        passwordHash: null,
+        role: 'member',
+        status: 'active',
+      });
+      if (created.kind !== 'created') throw new Error('an account without an email cannot clash');
+      accountId = created.account.id;
+    }
+    await createKeyResponse(ctx, res, accountId, input);
+  };
 }

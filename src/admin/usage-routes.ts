@@ -1,24 +1,19 @@
 /** /admin/usage: the ledger, filtered by account, key, model and time, read incrementally after a cursor or back in time before one. */
 import { Router } from 'express';
-import { z } from 'zod';
-import { adminRoute, type AdminContext } from './admin-routes';
-import { operatorUsageObject } from './api-objects';
+import { ledgerQuery, operatorUsageObject, operatorUsageQuery, type OperatorUsageObject } from '../api';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
-import { usageQuery } from '../console-api/schemas';
 import type { AccountStore } from '../store/ports/account-store';
 import type { KeyStore } from '../store/ports/key-store';
 import type { UsageRecord } from '../store/records/metering';
-
-/** The console's usage query (the same parameters), plus the account to read: the operator may read any. */
-export const usageQuerySchema = usageQuery.extend({ account_id: z.string().min(1).optional() });
+import type { AdminContext } from './admin-routes';
 
 export function usageRoutes(ctx: AdminContext): Router {
   const router = Router();
   router.get(
     '/usage',
-    adminRoute(ctx.logger, async (req, res) => {
-      const parsed = usageQuerySchema.safeParse(req.query);
+    ctx.guard(async (req, res) => {
+      const parsed = operatorUsageQuery.safeParse(req.query);
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const q = parsed.data;
       const cursorParam = q.after !== undefined ? 'after' : q.before !== undefined ? 'before' : undefined;
@@ -32,25 +27,15 @@ export function usageRoutes(ctx: AdminContext): Router {
           ),
         );
       }
-      const records = await ctx.store.usage({
-        accountId: q.account_id,
-        keyId: q.key_id,
-        model: q.model,
-        since: q.since,
-        until: q.until,
-        after: q.after,
-        before: q.before,
-        limit: q.limit,
-      });
+      const records = await ctx.store.usage(ledgerQuery(q, q.account_id));
       const names = await namesOf(ctx.store, records);
-      res.json({
-        data: records.map((r) =>
-          operatorUsageObject(r, {
-            accountEmail: names.emails.get(r.accountId) ?? null,
-            keyName: r.keyId === null ? null : (names.keys.get(r.keyId) ?? null),
-          }),
-        ),
-      });
+      const data: OperatorUsageObject[] = records.map((r) =>
+        operatorUsageObject(r, {
+          accountEmail: names.emails.get(r.accountId) ?? null,
+          keyName: r.keyId === null ? null : (names.keys.get(r.keyId) ?? null),
+        }),
+      );
+      res.json({ data });
     }),
   );
   return router;

@@ -6,8 +6,12 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { hasLimits, limitsSchema, type Limits } from '../limits/limits';
-import { modelValue } from '../proxy/model-rewriter';
 import { DEFAULT_ENDPOINTS, ENDPOINTS, type EndpointName } from './endpoints';
+
+/** The client's id as the bytes of a JSON string, built once per model and spliced into every answer. */
+export function modelValue(id: string): Buffer {
+  return Buffer.from(JSON.stringify(id));
+}
 
 /** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
 export const SAMPLING_PARAMETERS = [

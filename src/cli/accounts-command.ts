@@ -5,7 +5,7 @@ import { count, table, time } from './cli-format';
 import { clientFor, common, expiry, expiryOptions, positiveInt, print, readPasswordFromStdin, type Common } from './cli-options';
 import { packagesTable } from './keys-command';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
-import type { AccountObject } from '../admin/api-objects';
+import type { AccountObject } from '../api';
 
 const ROLES = ['member', 'admin'];
 

@@ -1,13 +1,30 @@
 /** A small client for the admin API, used by the CLI: one method per route, failures as readable messages. */
-import type { AccountDetailObject, AccountObject, KeyDetailObject, KeyObject, PackageObject, UsageObject } from '../admin/api-objects';
-import type { LimitsInput } from '../limits/limits';
+import type {
+  AccountObject,
+  AccountPageObject,
+  AccountShowObject,
+  CodeObject,
+  CreateAccountRequest,
+  CreateCodesRequest,
+  CreatedAccountObject,
+  CreatedKeyObject,
+  CreateKeyRequest,
+  CreateProductRequest,
+  GeneratedCodeObject,
+  GrantRequest,
+  KeyDetailObject,
+  KeyObject,
+  ListObject,
+  ModelsReloadedObject,
+  PackageObject,
+  PatchKeyRequest,
+  PatchProductRequest,
+  ProductObject,
+  RevokedKeyObject,
+  UpdateAccountRequest,
+  UsageObject,
+} from '../api';
 
-import type { Product as ProductObject } from '../console-api/schemas';
-import type { CodeObject } from '../products/product-admin';
-
-export type CreatedKey = KeyObject & { key: string; balance: number };
-export type { CodeObject, ProductObject };
-type ProductFields = { name?: string; tokens?: number; valid_days?: number; price?: number; currency?: string; active?: boolean };
 type Query = Record<string, string | number | undefined>;
 
 /** A failure to show the operator as it is: what happened and what to do. */
@@ -21,85 +38,62 @@ export class AdminClient {
     private readonly token: string,
   ) {}
 
-  createAccount(body: {
-    email?: string;
-    name?: string;
-    role?: string;
-    password?: string;
-    tokens?: number;
-    limits?: LimitsInput;
-  }): Promise<AccountObject & { balance: number }> {
+  createAccount(body: CreateAccountRequest): Promise<CreatedAccountObject> {
     return this.call('POST', '/admin/accounts', body);
   }
-  listAccounts(query: Query): Promise<{ data: AccountObject[]; has_more: boolean }> {
+  listAccounts(query: Query): Promise<AccountPageObject> {
     return this.call('GET', `/admin/accounts${queryString(query)}`);
   }
-  showAccount(id: string): Promise<AccountDetailObject & { keys: KeyObject[] }> {
+  showAccount(id: string): Promise<AccountShowObject> {
     return this.call('GET', `/admin/accounts/${encodeURIComponent(id)}`);
   }
-  updateAccount(
-    id: string,
-    body: { name?: string; role?: string; status?: string; password?: string; limits?: LimitsInput | null },
-  ): Promise<AccountObject> {
+  updateAccount(id: string, body: UpdateAccountRequest): Promise<AccountObject> {
     return this.call('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, body);
   }
-  grantAccountPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
+  grantAccountPackage(id: string, body: GrantRequest): Promise<PackageObject> {
     return this.call('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body);
   }
-  accountKeys(id: string): Promise<{ data: KeyObject[] }> {
+  accountKeys(id: string): Promise<ListObject<KeyObject>> {
     return this.call('GET', `/admin/accounts/${encodeURIComponent(id)}/keys`);
   }
-  createKey(body: {
-    name?: string;
-    account_id?: string;
-    tokens?: number;
-    limit_tokens?: number;
-    expires_at?: number;
-    models?: string[];
-    limits?: LimitsInput;
-  }): Promise<CreatedKey> {
+  createKey(body: CreateKeyRequest): Promise<CreatedKeyObject> {
     return this.call('POST', '/admin/keys', body);
   }
-  listKeys(): Promise<{ data: KeyObject[] }> {
+  listKeys(): Promise<ListObject<KeyObject>> {
     return this.call('GET', '/admin/keys');
   }
   showKey(id: string): Promise<KeyDetailObject> {
     return this.call('GET', `/admin/keys/${encodeURIComponent(id)}`);
   }
-  setKeyLimits(id: string, limits: LimitsInput | null): Promise<KeyObject> {
-    return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, { limits });
+  setKeyLimits(id: string, limits: PatchKeyRequest['limits']): Promise<KeyObject> {
+    const body: PatchKeyRequest = { limits };
+    return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, body);
   }
-  revokeKey(id: string): Promise<{ id: string; revoked: boolean; revoked_at: number }> {
+  revokeKey(id: string): Promise<RevokedKeyObject> {
     return this.call('DELETE', `/admin/keys/${encodeURIComponent(id)}`);
   }
-  grantPackage(id: string, body: { tokens: number; expires_at?: number }): Promise<PackageObject> {
+  grantPackage(id: string, body: GrantRequest): Promise<PackageObject> {
     return this.call('POST', `/admin/keys/${encodeURIComponent(id)}/packages`, body);
   }
-  usage(query: Query): Promise<{ data: UsageObject[] }> {
+  usage(query: Query): Promise<ListObject<UsageObject>> {
     return this.call('GET', `/admin/usage${queryString(query)}`);
   }
-  createProduct(body: ProductFields & { id?: string; name: string; tokens: number; price: number }): Promise<ProductObject> {
+  createProduct(body: CreateProductRequest): Promise<ProductObject> {
     return this.call('POST', '/admin/products', body);
   }
-  listProducts(): Promise<{ data: ProductObject[] }> {
+  listProducts(): Promise<ListObject<ProductObject>> {
     return this.call('GET', '/admin/products');
   }
-  updateProduct(id: string, body: ProductFields): Promise<ProductObject> {
+  updateProduct(id: string, body: PatchProductRequest): Promise<ProductObject> {
     return this.call('PATCH', `/admin/products/${encodeURIComponent(id)}`, body);
   }
-  createCodes(body: {
-    product_id?: string;
-    tokens?: number;
-    valid_days?: number;
-    count: number;
-    expires_at?: number;
-  }): Promise<{ data: (CodeObject & { code: string })[] }> {
+  createCodes(body: CreateCodesRequest): Promise<ListObject<GeneratedCodeObject>> {
     return this.call('POST', '/admin/redemption-codes', body);
   }
-  listCodes(): Promise<{ data: CodeObject[] }> {
+  listCodes(): Promise<ListObject<CodeObject>> {
     return this.call('GET', '/admin/redemption-codes');
   }
-  reloadModels(): Promise<{ reloaded: boolean; models: number }> {
+  reloadModels(): Promise<ModelsReloadedObject> {
     return this.call('POST', '/admin/models/reload');
   }
 

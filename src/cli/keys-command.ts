@@ -1,5 +1,6 @@
 /** `tokenmeter keys …` and `tokenmeter packages grant`: API keys and the packages of their accounts. */
 import type { Command } from 'commander';
+import type { PackageObject } from '../api';
 import { count, table, time } from './cli-format';
 import { clientFor, common, expiry, expiryOptions, modelList, positiveInt, print, type Common } from './cli-options';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
@@ -139,9 +140,7 @@ export function keysCommand(program: Command): void {
     });
 }
 
-export function packagesTable(
-  packages: { id: string; tokens: number; remaining: number; expires_at: number | null; created: number }[],
-): string {
+export function packagesTable(packages: PackageObject[]): string {
   return packages.length === 0
     ? 'No packages.'
     : table(

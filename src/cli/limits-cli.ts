@@ -1,7 +1,6 @@
 /** The CLI's side of rate and concurrency limits: the --rpm/--tpm/--max-concurrent options, the `limits` commands, how limits read. */
 import type { Command } from 'commander';
-import type { LimitUseObject } from '../admin/api-objects';
-import type { LimitsInput } from '../limits/limits';
+import type { LimitsObject, LimitUseObject } from '../api';
 import { AdminClientError, type AdminClient } from './admin-client';
 import { count } from './cli-format';
 import { clientFor, common, positiveInt, print, type Common } from './cli-options';
@@ -23,8 +22,8 @@ export function limitOptions(cmd: Command, withNone = false): Command {
 }
 
 /** The limits the flags name; undefined when they name none. */
-export function limitsFrom(flags: LimitFlags): LimitsInput | undefined {
-  const out: LimitsInput = {};
+export function limitsFrom(flags: LimitFlags): LimitsObject | undefined {
+  const out: LimitsObject = {};
   if (flags.rpm !== undefined) out.rpm = flags.rpm;
   if (flags.tpm !== undefined) out.tpm = flags.tpm;
   if (flags.maxConcurrent !== undefined) out.max_concurrent = flags.maxConcurrent;
@@ -32,7 +31,7 @@ export function limitsFrom(flags: LimitFlags): LimitsInput | undefined {
 }
 
 /** `60 rpm, 100,000 tpm, 4 in flight`, or `none`. */
-export function limitsText(limits: LimitsInput | null | undefined): string {
+export function limitsText(limits: LimitsObject | null | undefined): string {
   if (!limits) return 'none';
   const parts: string[] = [];
   if (limits.rpm !== undefined) parts.push(`${count(limits.rpm)} rpm`);
@@ -42,7 +41,7 @@ export function limitsText(limits: LimitsInput | null | undefined): string {
 }
 
 /** Rows for a show command's table: the limits, and what each holds now. */
-export function limitRows(limits: LimitsInput | null, use: LimitUseObject | null): string[][] {
+export function limitRows(limits: LimitsObject | null, use: LimitUseObject | null): string[][] {
   const rows = [['limits', limitsText(limits)]];
   if (use?.requests) rows.push(['requests left', `${count(use.requests.remaining)} of ${count(use.requests.limit)} this minute`]);
   if (use?.tokens) rows.push(['tokens left', `${count(use.tokens.remaining)} of ${count(use.tokens.limit)} this minute`]);
@@ -54,7 +53,7 @@ export function limitRows(limits: LimitsInput | null, use: LimitUseObject | null
 export function limitsCommand(
   group: Command,
   what: 'key' | 'account',
-  set: (client: AdminClient, id: string, limits: LimitsInput | null) => Promise<{ id: string; limits: LimitsInput | null }>,
+  set: (client: AdminClient, id: string, limits: LimitsObject | null) => Promise<{ id: string; limits: LimitsObject | null }>,
 ): void {
   limitOptions(common(group.command('limits')), true)
     .description(`change ${what === 'key' ? "a key's" : "an account's"} rate and concurrency limits (replacing them; --none removes them)`)

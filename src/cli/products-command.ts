@@ -1,6 +1,6 @@
 /** `tokenmeter products`: the product center's token packages for sale. */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { ProductObject } from './admin-client';
+import type { ProductObject } from '../api';
 import { count, table } from './cli-format';
 import { clientFor, common, positiveInt, print, type Common } from './cli-options';
 

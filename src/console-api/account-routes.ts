@@ -15,11 +15,10 @@ import { sessionCookieValue, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
+import type { StoreGuard } from '../http/store-guard';
 import type { AccountStore } from '../store/ports/account-store';
-import { accountObject, meObject } from './objects';
-import { loginRequest, logoutRequest, registerRequest } from './schemas';
+import { loginRequest, logoutRequest, meObject, ownAccountObject, registerRequest, type LoggedOutObject } from '../api';
 import { sessionAccount } from './session-auth';
-import type { storeGuard } from './store-guard';
 
 export interface AccountRoutesDeps {
   store: AccountStore;
@@ -27,7 +26,7 @@ export interface AccountRoutesDeps {
   throttle: LoginThrottle;
   registration: 'open' | 'closed';
   logger: Logger;
-  guard: ReturnType<typeof storeGuard>;
+  guard: StoreGuard;
   secure: (req: Request) => boolean;
   /** Runs before the routes that need a session. */
   requireSession: RequestHandler;
@@ -70,7 +69,7 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       }
       // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per window.
       logger.info({ accountId: created.account.id }, 'account registered');
-      res.status(201).json(accountObject(created.account));
+      res.status(201).json(ownAccountObject(created.account));
     }),
   );
 
@@ -95,7 +94,7 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       const value = await sessions.start(account);
       res.setHeader('set-cookie', sessions.cookie(value, { secure: deps.secure(req) }));
       logger.info({ accountId: account.id }, 'console login');
-      res.json(accountObject(account));
+      res.json(ownAccountObject(account));
     }),
   );
 
@@ -114,7 +113,8 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       res.setHeader('set-cookie', sessions.clearCookie({ secure: deps.secure(req) }));
       // The model page signs out with a plain form (it runs no script): a browser navigating here goes on to sign-in.
       if (req.accepts(['application/json', 'text/html']) === 'text/html') return res.redirect(303, '/console/signin');
-      res.json({ logged_out: true });
+      const answer: LoggedOutObject = { logged_out: true };
+      res.json(answer);
     }),
   );
 

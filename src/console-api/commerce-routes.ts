@@ -6,18 +6,17 @@ import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
 import { redeemCode } from '../products/redeem';
 import { createCheckout } from '../products/stripe-checkout';
-import type { CommerceStore } from '../store/ports/commerce-store';
 import type { AccountStore } from '../store/ports/account-store';
-import { packageObject, productObject } from './objects';
-import { checkoutRequest, redeemRequest } from './schemas';
+import type { CommerceStore } from '../store/ports/commerce-store';
+import { checkoutRequest, packageObject, productObject, redeemRequest, type CheckoutObject, type ShopObject } from '../api';
+import type { StoreGuard } from '../http/store-guard';
 import { sessionAccount } from './session-auth';
-import type { storeGuard } from './store-guard';
 
 export interface CommerceRoutesDeps {
   store: AccountStore;
   commerce: CommerceStore;
   logger: Logger;
-  guard: ReturnType<typeof storeGuard>;
+  guard: StoreGuard;
   requireSession: RequestHandler;
   /** Unset: no Checkout (the route answers 404). */
   stripe: Stripe | undefined;
@@ -32,7 +31,8 @@ export function commerceRoutes(deps: CommerceRoutesDeps): Router {
     guard(async (_req, res) => {
       const data = (await commerce.listProducts()).filter((p) => p.active).map(productObject);
       // Whether the products can be bought by card here, so the console shows a Buy button only where it works.
-      res.json({ data, checkout: deps.stripe !== undefined });
+      const answer: ShopObject = { data, checkout: deps.stripe !== undefined };
+      res.json(answer);
     }),
   );
 
@@ -82,7 +82,8 @@ export function commerceRoutes(deps: CommerceRoutesDeps): Router {
         }
         if (!url) return sendError(res, apiError('upstream_error', 'The payment provider returned no checkout page.'));
         logger.info({ accountId: account.id, productId: product.id }, 'checkout started');
-        res.json({ url });
+        const answer: CheckoutObject = { url };
+        res.json(answer);
       }),
     );
   }

@@ -1,15 +1,17 @@
 /**
  * The self-service API under /console/api: JSON only, cross-site requests refused, a session cookie for everything
- * but registration, login and the product list (the models list too needs a session). Operators (role admin) reach the admin routes under /admin here too,
- * with their session instead of ADMIN_TOKEN: the same handlers, so the console adds no second way to change state.
+ * but registration, login and the product list (the models list too needs a session). Operators (role admin) reach
+ * the operator's router under /admin here, with their session: the very router /admin serves behind ADMIN_TOKEN, so
+ * the console adds no second way to change state, and works whether or not ADMIN_TOKEN is set.
  */
 import express, { Router, type Request } from 'express';
 import type Stripe from 'stripe';
 import { LoginThrottle } from '../accounts/login-throttle';
 import { Sessions } from '../accounts/sessions';
 import type { Catalog } from '../catalog/models';
-import { modelObject } from '../catalog/models-api';
+import { modelListObject } from '../api';
 import { apiError, sendError } from '../http/errors';
+import type { StoreGuard } from '../http/store-guard';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from '../store/ports/commerce-store';
 import type { SessionStore } from '../store/ports/session-store';
@@ -21,7 +23,6 @@ import { commerceRoutes } from './commerce-routes';
 import { keyRoutes } from './key-routes';
 import { sameOrigin } from './same-origin';
 import { requireAdminRole, requireSession } from './session-auth';
-import { storeGuard } from './store-guard';
 import { usageRoutes } from './usage-routes';
 
 export interface ConsoleApiOptions {
@@ -30,18 +31,19 @@ export interface ConsoleApiOptions {
   commerce: CommerceStore;
   catalog: () => Catalog;
   logger: Logger;
+  /** The store-failure wrapper every handler runs in. */
+  guard: StoreGuard;
   registration: 'open' | 'closed';
   sessionIdleMs: number;
   loginMaxFailures: number;
   loginFailureWindowMs: number;
   stripe: Stripe | undefined;
-  /** The operator's routes (what /admin serves, without its token check); unset: none here. */
-  adminRoutes?: Router;
+  /** The operator's router (admin/operator-api.ts), mounted here behind an admin session. */
+  operator: Router;
 }
 
 export function consoleApi(options: ConsoleApiOptions): Router {
-  const { store, logger } = options;
-  const guard = storeGuard(logger);
+  const { store, logger, guard } = options;
   const sessions = new Sessions(options.sessions, options.sessionIdleMs);
   const throttle = new LoginThrottle(options.sessions, { maxFailures: options.loginMaxFailures, windowMs: options.loginFailureWindowMs });
   const secure = (req: Request) => req.secure;
@@ -63,10 +65,10 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard }));
   // The models a key may be limited to, for an account holder who has no key yet: what /v1/models lists, unfiltered.
   router.get('/models', session, (_req, res) => {
-    res.json({ object: 'list', data: options.catalog().list().map(modelObject) });
+    res.json(modelListObject(options.catalog().list()));
   });
   router.use('/usage', session, usageRoutes({ store, guard }));
-  if (options.adminRoutes) router.use('/admin', session, requireAdminRole, options.adminRoutes);
+  router.use('/admin', session, requireAdminRole, options.operator);
 
   router.use((req, res) => sendError(res, apiError('not_found', `Unknown console route: ${req.method} ${req.baseUrl}${req.path}`)));
   return router;

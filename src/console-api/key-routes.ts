@@ -1,22 +1,22 @@
 /** The account holder's API keys: list, create (the secret shown once) and delete; never another account's. */
 import { Router } from 'express';
-import { generateKey } from '../http/keys';
-import { apiError, sendError } from '../http/errors';
-import { invalidRequest } from '../http/zod-errors';
+import { createOwnKeyRequest, ownKeyObject, type CreatedOwnKeyObject, type DeletedKeyObject } from '../api';
 import type { Catalog } from '../catalog/models';
+import { unservedModel } from '../catalog/served-models';
+import { apiError, sendError } from '../http/errors';
+import { generateKey } from '../http/keys';
+import type { StoreGuard } from '../http/store-guard';
+import { invalidRequest } from '../http/zod-errors';
+import { hasLimits } from '../limits/limits';
 import type { Logger } from '../observability/logger';
 import type { KeyStore } from '../store/ports/key-store';
-import { apiKeyObject } from './objects';
-import { createKeyRequest } from './schemas';
-import { hasLimits, limitsSchema } from '../limits/limits';
 import { sessionAccount } from './session-auth';
-import type { storeGuard } from './store-guard';
 
 export interface KeyRoutesDeps {
   store: KeyStore;
   catalog: () => Catalog;
   logger: Logger;
-  guard: ReturnType<typeof storeGuard>;
+  guard: StoreGuard;
 }
 
 export function keyRoutes(deps: KeyRoutesDeps): Router {
@@ -28,27 +28,19 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
   router.get(
     '/',
     guard(async (_req, res) => {
-      res.json({ data: (await store.listKeys(sessionAccount(res).id)).map(apiKeyObject) });
+      res.json({ data: (await store.listKeys(sessionAccount(res).id)).map(ownKeyObject) });
     }),
   );
 
   router.post(
     '/',
     guard(async (req, res) => {
-      const parsed = createKeyRequest.safeParse(req.body ?? {});
+      const parsed = createOwnKeyRequest.safeParse(req.body ?? {});
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const input = parsed.data;
-      const catalog = deps.catalog();
-      const unknown = input.models?.findIndex((m) => catalog.get(m) === undefined) ?? -1;
-      if (unknown !== -1) {
-        const param = `models[${unknown}]`;
-        return sendError(
-          res,
-          apiError('invalid_request_error', `Invalid '${param}': '${input.models![unknown]}' is not a served model.`, param),
-        );
-      }
+      const refusal = unservedModel(deps.catalog(), input.models);
+      if (refusal) return sendError(res, refusal);
       const account = sessionAccount(res);
-      const limits = input.limits && limitsSchema.parse(input.limits);
       const secret = generateKey();
       const record = await store.createKey(account.id, {
         hash: secret.hash,
@@ -57,11 +49,12 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         expiresAt: input.expires_at ?? null,
         models: input.models ? [...new Set(input.models)] : null,
         limitTokens: input.limit_tokens ?? null,
-        limits: hasLimits(limits) ? limits : null,
+        limits: hasLimits(input.limits) ? input.limits : null,
       });
       if (!record) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
       logger.info({ accountId: account.id, keyId: record.id }, 'key created in the console');
-      res.status(201).json({ ...apiKeyObject(record), key: secret.secret });
+      const answer: CreatedOwnKeyObject = { ...ownKeyObject(record), key: secret.secret };
+      res.status(201).json(answer);
     }),
   );
 
@@ -74,7 +67,8 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
       if (!key || key.accountId !== account.id) return sendError(res, notFound(id));
       await store.revokeKey(id);
       logger.info({ accountId: account.id, keyId: id }, 'key deleted in the console');
-      res.json({ id, deleted: true });
+      const answer: DeletedKeyObject = { id, deleted: true };
+      res.json(answer);
     }),
   );
 

@@ -1,18 +1,17 @@
 /** The account holder's usage: ledger records (the same parameters as /admin/usage) and daily totals per model. */
 import { Router } from 'express';
-import { usageObject } from '../admin/api-objects';
+import { dailyUsageQuery, ledgerQuery, usageObject, usageQuery, type DailyUsageObject } from '../api';
 import { apiError, sendError } from '../http/errors';
+import type { StoreGuard } from '../http/store-guard';
 import { invalidRequest } from '../http/zod-errors';
 import type { KeyLookup } from '../store/ports/key-lookup';
 import type { UsageLedger } from '../store/ports/usage-ledger';
-import { dailyUsageQuery, usageQuery, type DailyUsageRow } from './schemas';
 import { sessionAccount } from './session-auth';
-import type { storeGuard } from './store-guard';
 
 const DAY = 86_400;
 const PAGE = 1000;
 
-export function usageRoutes(deps: { store: KeyLookup & UsageLedger; guard: ReturnType<typeof storeGuard> }): Router {
+export function usageRoutes(deps: { store: KeyLookup & UsageLedger; guard: StoreGuard }): Router {
   const { store, guard } = deps;
   const router = Router();
 
@@ -27,16 +26,7 @@ export function usageRoutes(deps: { store: KeyLookup & UsageLedger; guard: Retur
         const key = await store.getKey(q.key_id);
         if (!key || key.accountId !== account.id) return sendError(res, apiError('not_found', `No key with id '${q.key_id}'.`, 'key_id'));
       }
-      const records = await store.usage({
-        accountId: account.id,
-        keyId: q.key_id,
-        model: q.model,
-        since: q.since,
-        until: q.until,
-        after: q.after,
-        before: q.before,
-        limit: q.limit,
-      });
+      const records = await store.usage(ledgerQuery(q, account.id));
       res.json({ data: records.map(usageObject) });
     }),
   );
@@ -59,8 +49,8 @@ export function usageRoutes(deps: { store: KeyLookup & UsageLedger; guard: Retur
  * Sums the account's ledger from `since` per UTC day and model, reading it oldest first a page at a time. Days
  * without requests have no row.
  */
-async function dailyTotals(store: UsageLedger, accountId: string, since: number): Promise<DailyUsageRow[]> {
-  const rows = new Map<string, DailyUsageRow>();
+async function dailyTotals(store: UsageLedger, accountId: string, since: number): Promise<DailyUsageObject[]> {
+  const rows = new Map<string, DailyUsageObject>();
   // A cursor just before the first millisecond of `since`: the ledger is read forward from there.
   let after = `${since * 1000 - 1}-${Number.MAX_SAFE_INTEGER}`;
   for (;;) {

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router, type Request, type Response } from 'express';
-import { modelObject } from '../catalog/models-api';
+import { modelObject } from '../api/model';
 import type { Catalog } from '../catalog/models';
 import { favicon } from './favicon';
 import { modelPage } from './model-page';

@@ -1,7 +1,7 @@
 /** The public model page, /console/models: the served catalog as plain HTML, readable without JavaScript. */
 import { ENDPOINT_PATHS, type EndpointName } from '../catalog/endpoints';
 import { SAMPLING_PARAMETERS } from '../catalog/models';
-import type { ModelObject } from '../catalog/models-api';
+import type { ModelObject } from '../api/model';
 import { html, type Html } from './html';
 import { topbar, type Viewer } from './server-nav';
 

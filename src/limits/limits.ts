@@ -2,8 +2,7 @@
  * Rate and concurrency limits: what a limit is, on which level it applies, and what an admission or a refusal
  * reports. The same `limits` object is accepted on keys, accounts and models.
  */
-import type { z } from 'zod';
-import { limitsRequest } from '../console-api/schemas';
+import { z } from 'zod';
 
 /** Requests per window, tokens per window, requests in flight; each optional. */
 export interface Limits {
@@ -20,8 +19,25 @@ export type LimitKind = 'requests' | 'tokens' | 'concurrent';
 /** The rate windows are a minute long (rpm, tpm); RATE_LIMIT_WINDOW_SECONDS shortens them for tests and demos. */
 export const DEFAULT_WINDOW_MS = 60_000;
 
-/** The wire shape (snake_case), as in the models file and every API; a field left out is no limit. */
-export const limitsSchema = limitsRequest.transform((l): Limits => compact({ rpm: l.rpm, tpm: l.tpm, maxConcurrent: l.max_concurrent }));
+const limitCount = (what: string) =>
+  z
+    .number({ error: `must be a whole number of ${what}` })
+    .int(`must be a whole number of ${what}`)
+    .positive('must be at least 1')
+    .max(1_000_000_000, 'must be at most 1000000000');
+
+/**
+ * The wire shape (snake_case), as the models file and every API write limits: requests per minute, tokens per minute,
+ * requests in flight; a field left out is no limit.
+ */
+export const limitsWire = z.strictObject({
+  rpm: limitCount('requests').optional(),
+  tpm: limitCount('tokens').optional(),
+  max_concurrent: limitCount('requests').optional(),
+});
+
+/** The wire shape read into `Limits`. */
+export const limitsSchema = limitsWire.transform((l): Limits => compact({ rpm: l.rpm, tpm: l.tpm, maxConcurrent: l.max_concurrent }));
 
 export type LimitsInput = z.input<typeof limitsSchema>;
 

@@ -14,9 +14,9 @@ export interface ExchangeDeps {
   logger: Logger;
   metrics: Metrics;
   /** Largest non-streamed upstream body we buffer. */
-  responseLimit: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
+  upstreamResponseLimit: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamTimeoutMs: number;
 }
 
 /** What is particular to one request. */

@@ -55,10 +55,10 @@ export class Exchange {
       proxyReq.destroy();
       return;
     }
-    proxyReq.setTimeout(this.deps.idleTimeoutMs, () => this.timeout(proxyReq));
+    proxyReq.setTimeout(this.deps.upstreamTimeoutMs, () => this.timeout(proxyReq));
     const socket = proxyReq.socket;
     if (socket?.connecting) {
-      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.connectTimeoutMs);
+      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.upstreamConnectTimeoutMs);
       // Both listeners go once either fires: the socket outlives this exchange in the keep-alive pool, and a listener
       // left on it would keep the whole exchange (its request, response and bodies) alive as long as the socket.
       const connected = () => {
@@ -197,7 +197,7 @@ export class Exchange {
 
   private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
     const { model, answer } = this.ctx;
-    relayParsed(this.res, status, proxyRes, body, this.deps.responseLimit, model, answer, this.host);
+    relayParsed(this.res, status, proxyRes, body, this.deps.upstreamResponseLimit, model, answer, this.host);
   }
 
   /** A JSON answer relayed as it arrives, scanned on bytes for its usage (embeddings: megabytes of floats). */

@@ -21,11 +21,6 @@ const TAB = 0x09;
 /** A top-level key's length with its quotes: `"model"` and `"usage"` both have 7. */
 const KEY_LENGTH = 7;
 
-/** The client's id as the bytes of a JSON string, built once per model and spliced into every answer. */
-export function modelValue(id: string): Buffer {
-  return Buffer.from(JSON.stringify(id));
-}
-
 /** Whether buf[at, at + 5) spells `model` (m o d e l). */
 function isModel(buf: Buffer, at: number): boolean {
   return buf[at] === 0x6d && buf[at + 1] === 0x6f && buf[at + 2] === 0x64 && buf[at + 3] === 0x65 && buf[at + 4] === 0x6c;

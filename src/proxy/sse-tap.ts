@@ -13,7 +13,7 @@ import type { Usage } from './usage';
 export type { Usage } from './usage';
 
 export interface SseTapOptions {
-  /** The client's model id as JSON string bytes (`modelValue(id)`), put in place of whatever the upstream names. */
+  /** The client's model id as JSON string bytes (`Model.idJson`), put in place of whatever the upstream names. */
   model: Buffer;
   /** Drop the usage-only chunk (`choices: []`): the client did not ask for usage, we did. */
   dropUsageChunk: boolean;

@@ -1,6 +1,6 @@
 /** Builds the configured stores: Redis (or Redis Cluster) when REDIS_URL is set, else the embedded memory stores. */
 import Redis, { Cluster } from 'ioredis';
-import type { Config } from '../config/config';
+import type { MeterConfig } from '../config/options';
 import type { Logger } from '../observability/logger';
 import type { CommerceStore } from './ports/commerce-store';
 import { MemoryCommerceStore } from './memory/memory-commerce-store';
@@ -15,7 +15,7 @@ import { MemoryResponseOwners } from './memory/memory-response-owners';
 import { RedisResponseOwners } from './redis/redis-response-owners';
 import type { ResponseOwners } from './ports/response-owners';
 
-type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'limitWindowMs'>;
+type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
 
 /** The metering store, and the console's session and commerce stores on the same connection. */
 export interface Stores {
@@ -27,9 +27,10 @@ export interface Stores {
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
+  const limitWindowMs = config.rateLimitWindowSeconds * 1000;
   if (!config.redisUrl)
     return {
-      store: new MemoryStore({ limitWindowMs: config.limitWindowMs }),
+      store: new MemoryStore({ limitWindowMs }),
       sessions: new MemorySessionStore(),
       commerce: new MemoryCommerceStore(),
       responses: new MemoryResponseOwners(),
@@ -37,7 +38,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
   return {
-    store: new RedisStore(client, { prefix, limitWindowMs: config.limitWindowMs }),
+    store: new RedisStore(client, { prefix, limitWindowMs }),
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),

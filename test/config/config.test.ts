@@ -15,7 +15,7 @@ describe('loadConfig', () => {
       adminToken: undefined,
       modelsFile: 'config/models.yaml',
       bodyLimit: 4 * 1024 * 1024,
-      leaseMs: 60_000,
+      reservationLeaseSeconds: 60,
     });
   });
 
@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       bodyLimit: 512 * 1024,
       upstreamUrl: 'https://api.example.com/v1',
       redisUrl: 'redis://r:6379',
-      leaseMs: 5000,
+      reservationLeaseSeconds: 5,
     });
   });
 

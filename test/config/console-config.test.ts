@@ -1,16 +1,17 @@
 /** The console's and product center's variables: defaults, parsing and one-line refusals. */
 import { loadConfig, ConfigError } from '../../src/config/config';
+import { stripeSettings } from '../../src/products/stripe-checkout';
 
 describe('console configuration', () => {
   it('defaults: registration closed, a week of idle sessions, 10 failures per 15 minutes, no proxy trusted, no Stripe', () => {
     expect(loadConfig({})).toMatchObject({
       accountRegistration: 'closed',
-      sessionIdleMs: 168 * 3_600_000,
+      sessionIdleHours: 168,
       loginMaxFailures: 10,
-      loginFailureWindowMs: 15 * 60_000,
+      loginFailureWindowMinutes: 15,
       trustProxy: false,
-      stripe: undefined,
     });
+    expect(stripeSettings(loadConfig({}))).toBeUndefined();
   });
 
   it('parses TRUST_PROXY as Express takes it: a flag, a hop count or addresses', () => {
@@ -22,8 +23,8 @@ describe('console configuration', () => {
   });
 
   it('turns Stripe on only with both the secret key and the webhook secret', () => {
-    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }).stripe).toBeUndefined();
-    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_y' }).stripe).toEqual({
+    expect(stripeSettings(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' }))).toBeUndefined();
+    expect(stripeSettings(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_y' }))).toEqual({
       secretKey: 'sk_test_x',
       webhookSecret: 'whsec_y',
       apiUrl: undefined,

@@ -1,7 +1,7 @@
 /** The model list says which endpoints each model serves; an embedding model shows its input price alone. */
 import request from 'supertest';
 import { buildCatalog } from '../../src/catalog/models';
-import { modelObject } from '../../src/catalog/models-api';
+import { modelObject } from '../../src/api/model';
 import { modelPage } from '../../src/console/model-page';
 import { keyWithTokens } from '../helpers/stores';
 import { proxyFixture } from '../helpers/fixture';

@@ -75,7 +75,7 @@ export async function startProxy(options: {
   );
   const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
   const store = instrumentStore(options.store, metrics);
-  const meter = new Meter({ store, modelLimits: store, leaseMs: config.leaseMs, logger, metrics, retryBaseMs: 50 });
+  const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const tokenmeter = assemble(
     {

@@ -18,7 +18,7 @@ describe('Exchange on a new upstream connection', () => {
 
   /** One request on a fresh connection (its own agent), the exchange attached as http-proxy does; the socket after it. */
   async function requestOnNewSocket(withExchange: boolean): Promise<Socket> {
-    const deps = { connectTimeoutMs: 10_000, idleTimeoutMs: 10_000 } as ExchangeDeps;
+    const deps = { upstreamConnectTimeoutMs: 10_000, upstreamTimeoutMs: 10_000 } as ExchangeDeps;
     const exchange = new Exchange(deps, {} as ExchangeContext, new EventEmitter() as ServerResponse);
     const { port } = server.address() as AddressInfo;
     const req = request({ host: '127.0.0.1', port, agent: new Agent({ keepAlive: true }), method: 'POST' });

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { JsonTap } from '../../src/proxy/json-tap';
-import { modelValue } from '../../src/proxy/model-rewriter';
+import { modelValue } from '../../src/catalog/models';
 
 const CLIENT = 'client/m';
 

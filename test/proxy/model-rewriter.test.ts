@@ -1,5 +1,6 @@
 /** The byte-level model rewrite: only the top-level `model` value changes, every other byte stays. */
-import { findModelValue, modelValue, rewriteModel, TopLevelScan } from '../../src/proxy/model-rewriter';
+import { modelValue } from '../../src/catalog/models';
+import { findModelValue, rewriteModel, TopLevelScan } from '../../src/proxy/model-rewriter';
 
 const rw = (json: string, id = 'c/m') => rewriteModel(Buffer.from(json), modelValue(id)).toString();
 

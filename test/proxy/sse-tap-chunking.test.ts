@@ -3,7 +3,7 @@
  * and LF, inside `data:` or `[DONE]`), the client gets the same bytes and the meter the same usage and counts.
  */
 import fc from 'fast-check';
-import { modelValue } from '../../src/proxy/model-rewriter';
+import { modelValue } from '../../src/catalog/models';
 import { chatStream } from '../../src/proxy/endpoints/chat';
 import { responsesStream } from '../../src/proxy/endpoints/responses';
 import type { StreamDialect } from '../../src/proxy/pipeline/endpoint';

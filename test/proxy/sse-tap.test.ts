@@ -1,5 +1,5 @@
 /** The stream tap: whole lines out, usage found, usage-only chunk dropped on request, model rewritten. */
-import { modelValue } from '../../src/proxy/model-rewriter';
+import { modelValue } from '../../src/catalog/models';
 import { chatStream } from '../../src/proxy/endpoints/chat';
 import { SseTap } from '../../src/proxy/sse-tap';
 

@@ -3,21 +3,36 @@
  * A failure becomes an ApiFailure carrying the API's own message, ready to show to a person.
  */
 import type {
-  AccountDetail,
-  AccountItem,
-  AccountListItem,
+  AccountDetailObject,
+  AccountListQuery,
   AccountObject,
+  AccountPageObject,
+  CheckoutObject,
   CodeObject,
-  CreateKeyRequest,
-  CreatedKey,
-  DailyUsage,
-  GeneratedCode,
-  KeyObject,
-  Me,
+  CreateCodesRequest,
+  CreatedOwnKeyObject,
+  CreateOwnKeyRequest,
+  CreateProductRequest,
+  DailyUsageObject,
+  DeletedKeyObject,
+  GeneratedCodeObject,
+  GrantRequest,
+  ListObject,
+  LoggedOutObject,
+  LoginRequest,
+  MeObject,
+  ModelListObject,
   ModelObject,
+  OperatorUsageObject,
+  OperatorUsageQuery,
+  OwnAccountObject,
+  OwnKeyObject,
   PackageObject,
-  ProductList,
+  PatchProductRequest,
   ProductObject,
+  RegisterRequest,
+  ShopObject,
+  UpdateAccountRequest,
   UsageObject,
 } from './api-types';
 
@@ -69,54 +84,46 @@ async function request<T>(method: string, path: string, body?: unknown, query?: 
   return json as T;
 }
 
-const list = async <T>(path: string, query?: Query) => (await request<{ data: T[] }>('GET', path, undefined, query)).data;
+const list = async <T>(path: string, query?: Query) => (await request<ListObject<T>>('GET', path, undefined, query)).data;
 
-export interface UsageFilter {
-  key_id?: string;
-  account_id?: string;
-  model?: string;
-  since?: number;
-  until?: number;
-  after?: string;
-  before?: string;
-  limit?: number;
-}
+/** The usage routes' query: the operator's has `account_id` too. */
+export type UsageFilter = OperatorUsageQuery;
 
 export const api = {
-  me: () => request<Me>('GET', '/me'),
-  register: (body: { email: string; password: string; name?: string }) => request<AccountObject>('POST', '/register', body),
-  login: (body: { email: string; password: string }) => request<AccountObject>('POST', '/login', body),
-  logout: () => request<unknown>('POST', '/logout', {}),
+  me: () => request<MeObject>('GET', '/me'),
+  register: (body: RegisterRequest) => request<OwnAccountObject>('POST', '/register', body),
+  login: (body: LoginRequest) => request<OwnAccountObject>('POST', '/login', body),
+  logout: () => request<LoggedOutObject>('POST', '/logout', {}),
 
-  keys: () => list<KeyObject>('/keys'),
-  createKey: (body: CreateKeyRequest) => request<CreatedKey>('POST', '/keys', body),
-  revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
+  keys: () => list<OwnKeyObject>('/keys'),
+  createKey: (body: CreateOwnKeyRequest) => request<CreatedOwnKeyObject>('POST', '/keys', body),
+  revokeKey: (id: string) => request<DeletedKeyObject>('DELETE', `/keys/${encodeURIComponent(id)}`),
 
-  models: () => list<ModelObject>('/models'),
+  models: async () => (await request<ModelListObject>('GET', '/models')).data as ModelObject[],
 
   usage: (filter: UsageFilter) => list<UsageObject>('/usage', { ...filter }),
-  daily: (days: number) => list<DailyUsage>('/usage/daily', { days }),
+  daily: (days: number) => list<DailyUsageObject>('/usage/daily', { days }),
 
-  products: () => request<ProductList>('GET', '/products'),
+  products: () => request<ShopObject>('GET', '/products'),
   redeem: (code: string) => request<PackageObject>('POST', '/redeem', { code }),
-  checkout: (productId: string) => request<{ url: string }>('POST', '/checkout', { product_id: productId }),
+  checkout: (productId: string) => request<CheckoutObject>('POST', '/checkout', { product_id: productId }),
 
   admin: {
-    accounts: (query: { search?: string; after?: string; limit?: number }) =>
-      request<{ data: AccountListItem[]; has_more: boolean }>('GET', '/admin/accounts', undefined, query),
-    account: (id: string) => request<AccountDetail>('GET', `/admin/accounts/${encodeURIComponent(id)}`),
-    setStatus: (id: string, status: 'active' | 'disabled') =>
-      request<AccountItem>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, { status }),
-    grant: (id: string, body: { tokens: number; expires_at?: number }) =>
-      request<PackageObject>('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body),
+    accounts: (query: AccountListQuery) => request<AccountPageObject>('GET', '/admin/accounts', undefined, query),
+    account: (id: string) => request<AccountDetailObject>('GET', `/admin/accounts/${encodeURIComponent(id)}`),
+    setStatus: (id: string, status: NonNullable<UpdateAccountRequest['status']>) => {
+      const body: UpdateAccountRequest = { status };
+      return request<AccountObject>('PATCH', `/admin/accounts/${encodeURIComponent(id)}`, body);
+    },
+    grant: (id: string, body: GrantRequest) => request<PackageObject>('POST', `/admin/accounts/${encodeURIComponent(id)}/packages`, body),
     products: () => list<ProductObject>('/admin/products'),
-    createProduct: (body: Omit<ProductObject, 'id'> & { id?: string }) => request<ProductObject>('POST', '/admin/products', body),
-    updateProduct: (id: string, body: Partial<Omit<ProductObject, 'id'>>) =>
+    createProduct: (body: CreateProductRequest) => request<ProductObject>('POST', '/admin/products', body),
+    updateProduct: (id: string, body: PatchProductRequest) =>
       request<ProductObject>('PATCH', `/admin/products/${encodeURIComponent(id)}`, body),
     codes: () => list<CodeObject>('/admin/redemption-codes'),
-    generateCodes: (body: { product_id?: string; tokens?: number; valid_days?: number; count: number; expires_at?: number }) =>
-      request<{ data: GeneratedCode[] }>('POST', '/admin/redemption-codes', body).then((r) => r.data),
-    usage: (filter: UsageFilter) => list<UsageObject>('/admin/usage', { ...filter }),
+    generateCodes: (body: CreateCodesRequest) =>
+      request<ListObject<GeneratedCodeObject>>('POST', '/admin/redemption-codes', body).then((r) => r.data),
+    usage: (filter: UsageFilter) => list<OperatorUsageObject>('/admin/usage', { ...filter }),
   },
 };
 

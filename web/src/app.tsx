@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { MEMBER_PAGES, MODELS_PAGE, OPERATOR_PAGES, navHref, type NavPage } from '../../src/console/console-nav';
 import { api, ApiFailure, messageOf } from './api';
-import type { Me } from './api-types';
+import type { MeObject } from './api-types';
 import type { PageProps } from './page-props';
 import { Link, navigate, useLocation } from './router';
 import { ErrorNote } from './ui';
@@ -18,7 +18,7 @@ import { AdminProducts } from './pages/admin-products';
 import { AdminCodes } from './pages/admin-codes';
 import { AdminUsage } from './pages/admin-usage';
 
-type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: Me };
+type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: MeObject };
 
 function page(path: string, query: URLSearchParams, props: PageProps): ComponentChildren {
   const admin = props.me.role === 'admin';

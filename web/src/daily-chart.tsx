@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import type { DailyUsage } from './api-types';
+import type { DailyUsageObject } from './api-types';
 import { tokens } from './format';
 import { ListTable, type Column } from './list-table';
 import { Empty } from './ui';
@@ -73,14 +73,14 @@ function plotOf(models: string[], perModel: number[][], times: number[], width: 
   };
 }
 
-const NUMBER_COLUMNS: Column<DailyUsage>[] = [
+const NUMBER_COLUMNS: Column<DailyUsageObject>[] = [
   { label: 'Day (UTC)', class: 'nowrap', cell: (r) => r.date },
   { label: 'Model', cell: (r) => r.model },
   { label: 'Requests', cell: (r) => tokens(r.requests) },
   { label: 'Charged tokens', cell: (r) => tokens(r.charged_tokens) },
 ];
 
-export function DailyChart({ rows, days }: { rows: DailyUsage[]; days: number }) {
+export function DailyChart({ rows, days }: { rows: DailyUsageObject[]; days: number }) {
   const box = useRef<HTMLDivElement>(null);
   const models = [...new Set(rows.map((r) => r.model))].sort();
 

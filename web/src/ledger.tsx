@@ -1,7 +1,10 @@
 /** The usage ledger as a filterable, paged table with a CSV download; shared by the account's and the operator's pages. */
 import { useEffect, useState } from 'preact/hooks';
 import type { UsageFilter } from './api';
-import type { UsageObject } from './api-types';
+import type { OperatorUsageObject, UsageObject } from './api-types';
+
+/** A ledger row: the account holder's own record, or the operator's, which names who made it. */
+type LedgerRecord = UsageObject & Partial<Pick<OperatorUsageObject, 'account_email' | 'key_name'>>;
 import { downloadText } from './download';
 import { endOfDay, isoTime, shortDateTime, startOfDay, tokens } from './format';
 import { ListTable, tableCsv, type Column } from './list-table';
@@ -12,7 +15,7 @@ const PAGE = 50;
 const CSV_MAX_ROWS = 20_000;
 
 export interface LedgerProps {
-  fetchPage: (filter: UsageFilter) => Promise<UsageObject[]>;
+  fetchPage: (filter: UsageFilter) => Promise<LedgerRecord[]>;
   /** Options for the key filter: id and label. */
   keys?: { id: string; label: string }[];
   /** Show an account filter and column (operators). */
@@ -32,11 +35,11 @@ type FetchPage = LedgerProps['fetchPage'];
 export async function olderRecords(
   fetchPage: FetchPage,
   filter: UsageFilter,
-  shown: UsageObject[],
+  shown: LedgerRecord[],
   size: number,
   /** Whether the records may come from several accounts' ledgers (the operator's view, unfiltered). */
   acrossAccounts: boolean,
-): Promise<{ records: UsageObject[]; more: boolean }> {
+): Promise<{ records: LedgerRecord[]; more: boolean }> {
   const oldest = shown.at(-1);
   if (oldest && acrossAccounts) return olderAcrossAccounts(fetchPage, filter, shown, size);
   const page = await fetchPage({ ...filter, ...(oldest ? { before: oldest.cursor } : {}), limit: size });
@@ -52,9 +55,9 @@ export async function olderRecords(
 async function olderAcrossAccounts(
   fetchPage: FetchPage,
   filter: UsageFilter,
-  shown: UsageObject[],
+  shown: LedgerRecord[],
   size: number,
-): Promise<{ records: UsageObject[]; more: boolean }> {
+): Promise<{ records: LedgerRecord[]; more: boolean }> {
   const oldest = shown[shown.length - 1].created;
   const sameSecond = shown.filter((r) => r.created === oldest);
   const limit = Math.min(1000, size + sameSecond.length);
@@ -66,16 +69,16 @@ async function olderAcrossAccounts(
 }
 
 /** The table's columns and the CSV's fields: the operator's view adds the account. */
-function ledgerColumns(props: LedgerProps): Column<UsageObject>[] {
-  const keyName = (r: UsageObject) => r.key_name || (r.key_id !== null ? props.keyName?.(r.key_id) : undefined);
+function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
+  const keyName = (r: LedgerRecord) => r.key_name || (r.key_id !== null ? props.keyName?.(r.key_id) : undefined);
   const operator = props.accounts === true;
-  const account: Column<UsageObject> = {
+  const account: Column<LedgerRecord> = {
     label: 'Account',
     cell: (r) => <Named name={r.account_email} id={r.account_id ?? '—'} />,
     csv: { account_id: (r) => r.account_id ?? '' },
   };
   // Last but the request id in the CSV: the columns before it keep their places.
-  const accountEmail: Column<UsageObject> = { csv: { account_email: (r) => r.account_email ?? '' } };
+  const accountEmail: Column<LedgerRecord> = { csv: { account_email: (r) => r.account_email ?? '' } };
   return [
     {
       label: 'Time',
@@ -126,14 +129,14 @@ function ledgerColumns(props: LedgerProps): Column<UsageObject>[] {
 
 export function Ledger(props: LedgerProps) {
   const [filter, setFilter] = useState<UsageFilter>({});
-  const [rows, setRows] = useState<UsageObject[]>();
+  const [rows, setRows] = useState<LedgerRecord[]>();
   const [more, setMore] = useState(false);
   const load = useAction();
   const csv = useAction();
   const columns = ledgerColumns(props);
 
   const acrossAccounts = props.accounts === true && filter.account_id === undefined && filter.key_id === undefined;
-  const fetchOlder = async (shown: UsageObject[]) => {
+  const fetchOlder = async (shown: LedgerRecord[]) => {
     const page = await olderRecords(props.fetchPage, filter, shown, PAGE, acrossAccounts);
     setRows([...shown, ...page.records]);
     setMore(page.more);
@@ -158,7 +161,7 @@ export function Ledger(props: LedgerProps) {
 
   const download = () =>
     csv.run(async () => {
-      const all: UsageObject[] = [];
+      const all: LedgerRecord[] = [];
       for (let more = true; more && all.length < CSV_MAX_ROWS;) {
         const page = await olderRecords(props.fetchPage, filter, all, 1000, acrossAccounts);
         all.push(...page.records);

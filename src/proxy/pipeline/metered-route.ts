@@ -73,9 +73,9 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     meter,
     logger,
     metrics,
-    responseLimit: options.upstreamResponseLimit,
-    connectTimeoutMs: options.upstreamConnectTimeoutMs,
-    idleTimeoutMs: options.upstreamTimeoutMs,
+    upstreamResponseLimit: options.upstreamResponseLimit,
+    upstreamConnectTimeoutMs: options.upstreamConnectTimeoutMs,
+    upstreamTimeoutMs: options.upstreamTimeoutMs,
   };
   const path = ENDPOINT_PATHS[endpoint.name];
   const route: Route<R> = { endpoint, exchangeDeps, path, meter, upstreams };

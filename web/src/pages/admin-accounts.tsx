@@ -2,14 +2,14 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
-import type { AccountListItem } from '../api-types';
+import type { AccountListItemObject } from '../api-types';
 import { date, endOfDay, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
 const PAGE = 50;
 
-const COLUMNS: Column<AccountListItem>[] = [
+const COLUMNS: Column<AccountListItemObject>[] = [
   {
     label: 'Account',
     cell: (a) => (
@@ -43,10 +43,10 @@ const COLUMNS: Column<AccountListItem>[] = [
 export function AdminAccounts({ me }: PageProps) {
   const [search, setSearch] = useState('');
   const [accounts] = useResource(() => api.admin.accounts({ search: search || undefined, limit: PAGE }), [search]);
-  const [more, setMore] = useState<AccountListItem[]>([]);
+  const [more, setMore] = useState<AccountListItemObject[]>([]);
   const [hasMore, setHasMore] = useState<boolean>();
   // An account read again after a change (disabled, granted), over the one the list carried.
-  const [changed, setChanged] = useState<Record<string, AccountListItem>>({});
+  const [changed, setChanged] = useState<Record<string, AccountListItemObject>>({});
   const paging = useAction();
 
   const submit = (event: SubmitEvent) => {
@@ -62,7 +62,7 @@ export function AdminAccounts({ me }: PageProps) {
       setMore((old) => [...old, ...page.data]);
       setHasMore(page.has_more);
     });
-  const onChanged = (a: AccountListItem) => setChanged((old) => ({ ...old, [a.id]: a }));
+  const onChanged = (a: AccountListItemObject) => setChanged((old) => ({ ...old, [a.id]: a }));
 
   return (
     <>
@@ -99,7 +99,7 @@ export function AdminAccounts({ me }: PageProps) {
 }
 
 /** Disable or enable the account, and grant it a package; after either, the account is read again (its row shows it). */
-function AccountActions(props: { account: AccountListItem; self: boolean; onChanged: (a: AccountListItem) => void }) {
+function AccountActions(props: { account: AccountListItemObject; self: boolean; onChanged: (a: AccountListItemObject) => void }) {
   const a = props.account;
   const action = useAction();
   const [granting, setGranting] = useState(false);

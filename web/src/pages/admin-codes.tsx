@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
-import type { CodeObject, GeneratedCode, ProductObject } from '../api-types';
+import type { CodeObject, GeneratedCodeObject, ProductObject } from '../api-types';
 import { downloadText } from '../download';
 import { date, endOfDay, isoTime, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
@@ -72,7 +72,7 @@ function codeColumns(products: ProductObject[]): Column<CodeObject>[] {
 export function AdminCodes(_props: PageProps) {
   const [codes, reload] = useResource(() => api.admin.codes());
   const [products] = useResource(() => api.admin.products());
-  const [batch, setBatch] = useState<GeneratedCode[]>();
+  const [batch, setBatch] = useState<GeneratedCodeObject[]>();
   const [downloaded, setDownloaded] = useState(false);
   const action = useAction();
 

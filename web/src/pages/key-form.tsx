@@ -1,10 +1,10 @@
 /** The form that creates an API key: name, expiry, the models it may call, a spending cap and rate limits. */
-import type { CreateKeyRequest, CreatedKey } from '../api-types';
+import type { CreateOwnKeyRequest, CreatedOwnKeyObject } from '../api-types';
 import { api } from '../api';
 import { endOfDay } from '../format';
 import { ErrorNote, Field, Loaded, formValue, useAction, useResource } from '../ui';
 
-export function CreateKey({ onCreated }: { onCreated: (k: CreatedKey) => void }) {
+export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) => void }) {
   const action = useAction();
   const submit = (event: SubmitEvent) => {
     event.preventDefault();
@@ -76,7 +76,7 @@ function ModelChoice() {
   );
 }
 
-type Limits = NonNullable<CreateKeyRequest['limits']>;
+type Limits = NonNullable<CreateOwnKeyRequest['limits']>;
 
 /** The rate-limit fields filled in, or undefined when all are empty (no limits). */
 function limitsOf(form: HTMLFormElement): Limits | undefined {

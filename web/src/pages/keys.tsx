@@ -2,20 +2,20 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
-import type { CreatedKey, KeyObject } from '../api-types';
+import type { CreatedOwnKeyObject, OwnKeyObject } from '../api-types';
 import { isoTime, nowSeconds, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { CreateKey } from './key-form';
 import { Empty, ErrorNote, Loaded, Notice, PageTitle, useAction, useResource } from '../ui';
 
-function status(k: KeyObject): string {
+function status(k: OwnKeyObject): string {
   if (k.revoked_at !== null) return 'revoked';
   if (k.expires_at !== null && k.expires_at <= nowSeconds()) return 'expired';
   return 'active';
 }
 
 /** A key's rate limits in a few words: "60 requests/min, 10,000 tokens/min, 2 at once", or "none". */
-export function limitsText(limits: KeyObject['limits']): string {
+export function limitsText(limits: OwnKeyObject['limits']): string {
   if (limits === null) return 'none';
   const parts: string[] = [];
   if (limits.rpm !== undefined) parts.push(`${tokens(limits.rpm)} requests/min`);
@@ -31,7 +31,7 @@ const when = (t: number) => (
   </time>
 );
 
-const COLUMNS: Column<KeyObject>[] = [
+const COLUMNS: Column<OwnKeyObject>[] = [
   { label: 'Name', cell: (k) => k.name || <span class="muted">(no name)</span> },
   { label: 'Prefix', class: 'nowrap', cell: (k) => <code>{k.prefix}…</code> },
   { label: 'Created', class: 'nowrap', cell: (k) => when(k.created) },
@@ -61,7 +61,7 @@ const COLUMNS: Column<KeyObject>[] = [
 
 export function Keys(_props: PageProps) {
   const [keys, reload] = useResource(() => api.keys());
-  const [created, setCreated] = useState<CreatedKey>();
+  const [created, setCreated] = useState<CreatedOwnKeyObject>();
   return (
     <>
       <PageTitle title="API keys">API keys</PageTitle>
@@ -97,7 +97,7 @@ export function Keys(_props: PageProps) {
 }
 
 /** Revoke the key, after a confirmation in place of the button. */
-function KeyActions({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
+function KeyActions({ k, onRevoked }: { k: OwnKeyObject; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
   // Focus follows the question and its answer, so keyboard users land on the button that replaced the one they pressed.
@@ -146,7 +146,7 @@ function KeyActions({ k, onRevoked }: { k: KeyObject; onRevoked: () => void }) {
 }
 
 /** The secret, this once: held only in this component's state, never stored or put in a URL. */
-function NewSecret({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
+function NewSecret({ created, onDone }: { created: CreatedOwnKeyObject; onDone: () => void }) {
   const [copied, setCopied] = useState<'yes' | 'failed'>();
   const copy = async () => {
     try {

@@ -1,0 +1,73 @@
+/**
+ * The fields the API's shapes are built from: times, token counts, lists, pages and cursors, emails and passwords.
+ * The password limits are the accounts' own (src/accounts/password.ts); the browser console takes only the types.
+ */
+import { z } from 'zod';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accounts/password';
+
+/** Times are Unix seconds. */
+export const unixTime = z.number().int();
+/** Token amounts are whole numbers. */
+export const tokenCount = z.number().int().nonnegative();
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** `{"data": [...]}`, as every list answers. */
+export const list = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item) });
+export interface ListObject<T> {
+  data: T[];
+}
+
+/** Tokens a request credits or caps (a grant, a key's cap, a product): a whole number, at least 1. */
+export const tokenAmount = z
+  .number({ error: 'must be a whole number of tokens' })
+  .int('must be a whole number of tokens')
+  .positive('must be at least 1')
+  .max(Number.MAX_SAFE_INTEGER);
+
+/** An expiry: a Unix time still ahead. */
+export const futureTime = z
+  .number({ error: 'must be a Unix time in seconds' })
+  .int('must be a Unix time in seconds')
+  .refine((t) => t > nowSeconds(), 'must be in the future');
+
+/** A page's size in a list query (`limit`): 1 to 1000, default 100. */
+export const pageLimit = z.coerce
+  .number<string | number>({ error: 'must be a number' })
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(1000, 'must be at most 1000')
+  .default(100);
+
+/** A time in a query string. */
+export const unixQuery = z.coerce
+  .number<string | number>({ error: 'must be a Unix time in seconds' })
+  .int('must be a Unix time in seconds')
+  .nonnegative();
+
+/** A usage record's `cursor`, given back to read on from it. */
+export const cursor = z.string().regex(/^\d+-\d+$/, 'must be a cursor from an earlier page');
+
+/**
+ * Emails are compared trimmed and lower-cased, so `A@x.org` and `a@x.org ` are one account. `notAString` is what a
+ * value of another type is told (each API has always said it its own way).
+ */
+export const emailField = (notAString: string) =>
+  z
+    .string({ error: notAString })
+    .trim()
+    .toLowerCase()
+    .max(254, 'must be at most 254 characters')
+    .pipe(z.email({ error: 'must be an email address' }));
+
+/** A new password (registration, the operator setting one). */
+export const newPassword = z
+  .string({ error: 'must be a string' })
+  .min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`);
+
+export const accountRole = z.enum(['member', 'admin'], { error: "must be 'member' or 'admin'" });
+export const accountStatus = z.enum(['active', 'disabled'], { error: "must be 'active' or 'disabled'" });
+
+/** An account's or a key's name as the operator gives it (may be empty). */
+export const displayName = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters');

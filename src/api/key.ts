@@ -1,0 +1,95 @@
+/** An API key as the operator sees and makes it (`/admin/keys`, `/admin/accounts/:id/keys`): never its secret. */
+import { z } from 'zod';
+import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
+import { keyStatus, type KeyRecord, type KeyState } from '../store/records/key';
+import { displayName, futureTime, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
+import { balanceFields, holdingsFields, holdingsObject } from './holdings';
+
+export const keySchema = z.strictObject({
+  id: z.string(),
+  account_id: z.string(),
+  name: z.string(),
+  /** The secret's first characters, for telling keys apart. */
+  prefix: z.string(),
+  created: unixTime,
+  expires_at: unixTime.nullable(),
+  revoked_at: unixTime.nullable(),
+  /** The only models the key may use; null: all. */
+  models: z.array(z.string()).nullable(),
+  /** The most this key may ever be charged; null: no cap of its own. */
+  limit_tokens: tokenCount.nullable(),
+  spent_tokens: tokenCount,
+  last_used: unixTime.nullable(),
+  status: z.enum(['active', 'revoked', 'expired']),
+  /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
+  limits: limitsWire.nullable(),
+});
+export type KeyObject = z.infer<typeof keySchema>;
+
+export function keyObject(k: KeyRecord): KeyObject {
+  return {
+    id: k.id,
+    account_id: k.accountId,
+    name: k.name,
+    prefix: k.prefix,
+    created: k.created,
+    expires_at: k.expiresAt,
+    revoked_at: k.revokedAt,
+    models: k.models,
+    limit_tokens: k.limitTokens,
+    spent_tokens: k.spentTokens,
+    last_used: k.lastUsed,
+    status: keyStatus(k, nowSeconds()),
+    limits: k.limits && limitsObject(k.limits),
+  };
+}
+
+/** `GET /admin/keys/:id`: `balance` is what the account offers the key (its balance, within the key's cap). */
+export const keyDetailSchema = keySchema.extend({ ...balanceFields, ...holdingsFields });
+export type KeyDetailObject = z.infer<typeof keyDetailSchema>;
+
+export function keyDetailObject(k: KeyState): KeyDetailObject {
+  return { ...keyObject(k), balance: k.balance, reserved: k.reserved, debt: k.debt, ...holdingsObject(k) };
+}
+
+/** A key just made: its secret in `key`, shown this once, and what its account offers it. */
+export const createdKeySchema = keySchema.extend({ key: z.string(), balance: z.number().int() });
+export type CreatedKeyObject = z.infer<typeof createdKeySchema>;
+
+export const keyListSchema = list(keySchema);
+
+/** `DELETE /admin/keys/:id`. */
+export const revokedKeySchema = z.strictObject({ id: z.string(), revoked: z.literal(true), revoked_at: unixTime });
+export type RevokedKeyObject = z.infer<typeof revokedKeySchema>;
+
+/** What a new key may carry, whichever operator route makes it. */
+export const newKeyFields = {
+  name: displayName.optional(),
+  expires_at: futureTime.nullish(),
+  models: z
+    .array(z.string({ error: 'must be a model id' }), { error: 'must be an array of model ids' })
+    .min(1, 'must name at least one model')
+    .nullish(),
+  limit_tokens: tokenAmount.nullish(),
+  /** `{rpm?, tpm?, max_concurrent?}`: the key's own rate and concurrency limits. */
+  limits: limitsSchema.nullish(),
+};
+
+/** A first package for the key's account. */
+const firstTokens = tokenAmount.optional();
+
+/** `POST /admin/accounts/:id/keys`. */
+export const accountKeyRequest = z.strictObject({ ...newKeyFields, tokens: firstTokens });
+export type AccountKeyRequest = z.input<typeof accountKeyRequest>;
+
+/** `POST /admin/keys`: in the account named, or in a new account of its own. */
+export const createKeyRequest = z.strictObject({
+  ...newKeyFields,
+  account_id: z.string({ error: 'must be an account id' }).min(1).optional(),
+  tokens: firstTokens,
+});
+export type CreateKeyRequest = z.input<typeof createKeyRequest>;
+
+/** `PATCH /admin/keys/:id`: the limits (null or {} removes them). */
+export const patchKeyRequest = z.strictObject({ limits: limitsSchema.nullable() });
+export type PatchKeyRequest = z.input<typeof patchKeyRequest>;

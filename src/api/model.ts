@@ -1,0 +1,65 @@
+/** A served model as `/v1/models` and the console list it: the OpenAI model object plus limits, capabilities, pricing. */
+import { z } from 'zod';
+import { ENDPOINTS } from '../catalog/endpoints';
+import { SAMPLING_PARAMETERS, type Model } from '../catalog/models';
+
+export const modelSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('model'),
+  created: z.number().int(),
+  owned_by: z.string(),
+  context_length: z.number().int(),
+  max_output_tokens: z.number().int(),
+  capabilities: z.strictObject({
+    tools: z.boolean(),
+    json_mode: z.boolean(),
+    vision: z.boolean(),
+    developer_role: z.union([z.boolean(), z.literal('system')]),
+    sampling_parameters: z.array(z.string()),
+  }),
+  /** The endpoints it serves. */
+  endpoints: z.array(z.enum(ENDPOINTS)),
+  /** Per million tokens; null: not priced. No `output` for a model that serves embeddings alone. */
+  pricing: z
+    .strictObject({ input: z.number(), output: z.number().optional(), currency: z.string(), unit: z.literal('per_million_tokens') })
+    .nullable(),
+});
+export type ModelObject = z.infer<typeof modelSchema>;
+
+export function modelObject(m: Model): ModelObject {
+  const c = m.capabilities;
+  return {
+    id: m.id,
+    object: 'model',
+    created: m.created,
+    owned_by: m.ownedBy,
+    context_length: m.contextLength,
+    max_output_tokens: m.maxOutputTokens,
+    capabilities: {
+      tools: c.tools,
+      json_mode: c.jsonMode,
+      vision: c.vision,
+      developer_role: c.developerRole === 'system' ? 'system' : c.developerRole === 'native',
+      sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
+    },
+    endpoints: [...m.endpoints],
+    pricing: m.pricing ? pricingObject(m.pricing) : null,
+  };
+}
+
+function pricingObject(p: NonNullable<Model['pricing']>): NonNullable<ModelObject['pricing']> {
+  const { output, ...rest } = p;
+  return output === undefined ? { ...rest, unit: 'per_million_tokens' } : { ...rest, output, unit: 'per_million_tokens' };
+}
+
+/** `GET /v1/models`, `GET /console/api/models`. */
+export const modelListSchema = z.strictObject({ object: z.literal('list'), data: z.array(modelSchema) });
+export type ModelListObject = z.infer<typeof modelListSchema>;
+
+export function modelListObject(models: readonly Model[]): ModelListObject {
+  return { object: 'list', data: models.map(modelObject) };
+}
+
+/** `POST /admin/models/reload`: the models file read again; `models` is how many it now serves. */
+export const modelsReloadedSchema = z.strictObject({ reloaded: z.literal(true), models: z.number().int() });
+export type ModelsReloadedObject = z.infer<typeof modelsReloadedSchema>;

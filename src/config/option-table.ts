@@ -1,0 +1,126 @@
+/**
+ * Every option tokenmeter reads from the environment, written once: its name (the key; the variable is the same name
+ * in UPPER_SNAKE_CASE), its kind of value with its default, and its doc (the JSDoc above it, which the options' types
+ * carry). `meter` options are also createTokenmeter's; `server` ones are the process's alone. The library's schema,
+ * the environment's parser and the TypeScript types are all derived from this table.
+ *
+ * Adding an option: one entry here (the kind's argument is the default), then its row in README's Configuration
+ * table (and, for a `meter` option, in "Use as middleware"'s options table); test/config/option-table.test.ts says
+ * what is missing. Its value reaches the code as `config.<name>`.
+ */
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { flag, oneOf, port, proxyTrust, seconds, size, text, url, whole, workerCount, type OptionKind } from './option-kinds';
+
+export type Scope = 'meter' | 'server';
+
+/** One option: its variable, its scope, and its kind of value (with its default). */
+export interface OptionDef<S extends z.ZodType = z.ZodType, Sc extends Scope = Scope> extends OptionKind<S> {
+  env: string;
+  scope: Sc;
+}
+
+const meter = <S extends z.ZodType>(env: string, kind: OptionKind<S>): OptionDef<S, 'meter'> => ({ env, scope: 'meter', ...kind });
+const server = <S extends z.ZodType>(env: string, kind: OptionKind<S>): OptionDef<S, 'server'> => ({ env, scope: 'server', ...kind });
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const OPTIONS = {
+  /** The port to listen on. */
+  port: server('PORT', port(8080)),
+  /** Worker processes sharing the port (node:cluster), or `auto` for one per CPU; more than 1 needs `redisUrl`. */
+  workers: server('WORKERS', workerCount(1)),
+  /** The interface to bind. */
+  host: server('HOST', text('0.0.0.0')),
+  /** The upstream's base URL including `/v1`, exactly what you would give an OpenAI SDK. */
+  upstreamUrl: meter('UPSTREAM_URL', url('http://127.0.0.1:8000/v1')),
+  /** Sent upstream as `Authorization: Bearer`; unset: no Authorization header upstream. */
+  upstreamApiKey: meter('UPSTREAM_API_KEY', text()),
+  /** `redis://` or `rediss://`: tokenmeter opens (and closes) its own connection. Unset: the memory store. */
+  redisUrl: meter('REDIS_URL', text(undefined, z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://'))),
+  /** Prefix of every Redis key tokenmeter writes. */
+  redisPrefix: meter('REDIS_PREFIX', text('tm:')),
+  /** `redisUrl` is one node of a Redis Cluster (the others are discovered). */
+  redisCluster: meter('REDIS_CLUSTER', flag(false)),
+  /**
+   * With Redis: settlements Redis could not take yet, kept across restarts; one per instance (`{hostname}` in the
+   * path is replaced, for replicas sharing a volume).
+   */
+  journalFile: meter(
+    'JOURNAL_FILE',
+    text(
+      'data/settlements.journal',
+      z
+        .string()
+        .min(1)
+        .transform((v) => v.replaceAll('{hostname}', hostname())),
+    ),
+  ),
+  /** On SIGTERM, how long in-flight requests may finish before their connections are closed. */
+  shutdownGraceSeconds: server('SHUTDOWN_GRACE_SECONDS', seconds(30)),
+  /** Enables the admin API, `meter.admin` (at least 16 characters). Unset: the admin router passes every request on. */
+  adminToken: meter('ADMIN_TOKEN', text(undefined, z.string().min(16, 'must be at least 16 characters'))),
+  /** The models file (YAML), when the `models` option is not given. */
+  modelsFile: meter('MODELS_FILE', text('config/models.yaml')),
+  /** Largest request body: a number of bytes, or a string like `512kb`, `4mb`. */
+  bodyLimit: meter('BODY_LIMIT', size('4mb')),
+  /** Largest non-streamed upstream response buffered for metering. */
+  upstreamResponseLimit: meter('UPSTREAM_RESPONSE_LIMIT', size('16mb')),
+  /** Time to open a connection upstream. */
+  upstreamConnectTimeoutMs: meter('UPSTREAM_CONNECT_TIMEOUT_MS', whole(5_000)),
+  /** Longest upstream silence, before its headers or between stream bytes. */
+  upstreamTimeoutMs: meter('UPSTREAM_TIMEOUT_MS', whole(300_000)),
+  /** Idle keep-alive connections kept per upstream. */
+  upstreamMaxFreeSockets: meter('UPSTREAM_MAX_FREE_SOCKETS', whole(256)),
+  /** A reservation's lease, renewed every third of it while its request runs. */
+  reservationLeaseSeconds: meter('RESERVATION_LEASE_SECONDS', whole(60)),
+  /** The window of rpm and tpm limits; shorter only for tests and demos. */
+  rateLimitWindowSeconds: meter('RATE_LIMIT_WINDOW_SECONDS', whole(60)),
+  /** A Redis command slower than this counts as a store failure. */
+  storeTimeoutMs: meter('STORE_TIMEOUT_MS', whole(2_000)),
+  /** The level of tokenmeter's own logger (ignored with the `logger` option). */
+  logLevel: meter('LOG_LEVEL', oneOf(LOG_LEVELS, 'info')),
+  /** Put request messages in the request log (debugging only: it is your customers' data). */
+  logPayloads: meter('LOG_PAYLOADS', flag(false)),
+  /** Serve `/metrics` only on this port, so it need not be exposed where clients reach. Unset: on `port`. */
+  metricsPort: server('METRICS_PORT', port()),
+  /** Also count charged tokens by key and account id; one series per key. */
+  metricsPerKey: meter('METRICS_PER_KEY', flag(false)),
+  /** `open`: anyone may register an account at `POST /console/api/register`; `closed`: the operator creates them. */
+  accountRegistration: meter('ACCOUNT_REGISTRATION', oneOf(['open', 'closed'], 'closed', 'must be open or closed')),
+  /** A console session ends after this many hours unused. */
+  sessionIdleHours: meter('SESSION_IDLE_HOURS', whole(168)),
+  /** Failed console logins allowed per account and per client address in each window. */
+  loginMaxFailures: meter('LOGIN_MAX_FAILURES', whole(10)),
+  /** The failed-login window, in minutes. */
+  loginFailureWindowMinutes: meter('LOGIN_FAILURE_WINDOW_MINUTES', whole(15)),
+  /**
+   * Express's `trust proxy` for the standalone server (a host app keeps its own): which proxies in front may say who
+   * the client is and whether it came over https. `false`, `true`, a hop count, or addresses/CIDRs.
+   */
+  trustProxy: server('TRUST_PROXY', proxyTrust(false)),
+  /** Stripe's secret API key; with `stripeWebhookSecret`, turns on Checkout. */
+  stripeSecretKey: meter('STRIPE_SECRET_KEY', text()),
+  /** The signing secret of the Stripe webhook endpoint (`whsec_…`). */
+  stripeWebhookSecret: meter('STRIPE_WEBHOOK_SECRET', text()),
+  /** Where the Stripe client sends API calls (stripe-mock, tests). Unset: Stripe itself. */
+  stripeApiUrl: meter('STRIPE_API_URL', url()),
+};
+
+type Table = typeof OPTIONS;
+export type OptionName = keyof Table;
+
+/** The schemas of the options of the given scopes, by name. */
+export type ShapeOf<S extends Scope> = { [K in keyof Table as Table[K]['scope'] extends S ? K : never]: Table[K]['schema'] };
+
+/** The environment's options as createTokenmeter takes them: every one optional, each as a user may write it. */
+export type PlainOptions = { [K in keyof Table as Table[K]['scope'] extends 'meter' ? K : never]?: z.input<Table[K]['schema']> };
+
+/** The options of the given scopes checked: defaults filled in, units resolved, each under its one name. */
+export type Resolved<S extends Scope> = { [K in keyof Table as Table[K]['scope'] extends S ? K : never]: z.output<Table[K]['schema']> };
+
+/** The schemas of the options of the given scopes, in the table's order. */
+export function shapeOf<S extends Scope>(...scopes: S[]): ShapeOf<S> {
+  const entries = Object.entries(OPTIONS).filter(([, o]) => (scopes as Scope[]).includes(o.scope));
+  return Object.fromEntries(entries.map(([name, o]) => [name, o.schema])) as ShapeOf<S>;
+}

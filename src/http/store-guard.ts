@@ -1,0 +1,22 @@
+/**
+ * The one wrapper for a route's store failures, on every API (admin, console, webhooks, models): a store that throws
+ * answers 503 `store_unavailable` (fail closed), never a 500 with a stack.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../observability/logger';
+import { sendError, STORE_UNAVAILABLE } from './errors';
+
+export type GuardedHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
+export type StoreGuard = (handler: GuardedHandler) => RequestHandler;
+
+export function storeGuard(logger: Logger): StoreGuard {
+  return (handler) =>
+    async function guarded(req: Request, res: Response, next: NextFunction): Promise<void> {
+      try {
+        await handler(req, res, next);
+      } catch (err) {
+        logger.error({ err: (err as Error).message, route: `${req.baseUrl}${req.path}` }, 'request failed on the store');
+        sendError(res, STORE_UNAVAILABLE);
+      }
+    };
+}
