@@ -10,6 +10,9 @@ import { RedisCommerceStore } from './redis/redis-commerce-store';
 import { RedisSessionStore } from './redis/redis-session-store';
 import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
+import type { WebhookStore } from './ports/webhook-store';
+import { MemoryWebhookStore } from './memory/memory-webhook-store';
+import { RedisWebhookStore } from './redis/redis-webhook-store';
 import type { Store } from './ports/store';
 
 type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
@@ -19,6 +22,8 @@ export interface Stores {
   store: Store;
   sessions: SessionStore;
   commerce: CommerceStore;
+  /** Webhook endpoints and their deliveries. */
+  webhooks: WebhookStore;
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
@@ -28,6 +33,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
       store: new MemoryStore({ limitWindowMs }),
       sessions: new MemorySessionStore(),
       commerce: new MemoryCommerceStore(),
+      webhooks: new MemoryWebhookStore(),
     };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
@@ -35,6 +41,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
     store: new RedisStore(client, { prefix, limitWindowMs }),
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
+    webhooks: new RedisWebhookStore(client, { prefix }),
   };
 }
 

@@ -1,4 +1,6 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
+import type { WebhookStore } from '../../src/store/ports/webhook-store';
+import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -41,6 +43,8 @@ export async function startProxy(options: {
   /** Default: in memory. */
   sessions?: SessionStore;
   commerce?: CommerceStore;
+  /** Default: in memory. */
+  webhooks?: WebhookStore;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
   /** Upstreams for the models file's `upstreams` list. */
@@ -79,6 +83,7 @@ export async function startProxy(options: {
       store,
       sessions: options.sessions ?? new MemorySessionStore(),
       commerce: options.commerce ?? new MemoryCommerceStore(),
+      webhookStore: options.webhooks ?? new MemoryWebhookStore(),
       catalog: options.modelsFile?.current ?? (() => catalog),
       reloadModels: options.modelsFile?.reload,
       meter,
