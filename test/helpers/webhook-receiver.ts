@@ -13,6 +13,8 @@ export interface WebhookReceiver {
   received: Received[];
   /** The status answered from now on (default 200). */
   answer: number;
+  /** While set, requests are held unanswered (and not recorded); called with each held request's body. */
+  hold?: (body: string) => void;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function startReceiver(): Promise<WebhookReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      if (receiver.hold) return receiver.hold(body);
       if (receiver.answer >= 200 && receiver.answer < 300) {
         const signature = req.headers['tokenmeter-signature'] as string | undefined;
         receiver.received.push({ body, signature, event: JSON.parse(body) as Received['event'] });
