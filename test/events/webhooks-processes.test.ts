@@ -89,6 +89,28 @@ describe('webhooks across processes', () => {
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     expect(sum(settled.map((r) => r.event.data.charged_tokens as number))).toBe(sum(ledger.map((u) => u.charged_tokens)));
     for (const r of receiver.received) expect(verifyWebhook(r.body, r.signature, endpoint.secret).valid).toBe(true);
+
+    // The export without webhooks: the same CloudEvents, the same sums, in each format.
+    const exported = await cli('usage', 'export', '--format', 'cloudevents');
+    expect(exported.code).toBe(0);
+    const lines = exported.stdout.trim().split('\n');
+    const mine = lines.map((l) => JSON.parse(l) as { id: string; data: { key_id: string } }).filter((e) => e.data.key_id === key.id);
+    expect(mine.map((e) => JSON.stringify(e)).sort()).toEqual(settled.map((r) => r.body).sort());
+    const csv = (await cli('usage', 'export', '--format', 'csv')).stdout.trim().split('\n');
+    expect(csv[0]).toBe(
+      'created,account_id,key_id,request_id,model,prompt_tokens,completion_tokens,charged_tokens,estimated,stream,status',
+    );
+    expect(csv.filter((l) => l.includes(key.id))).toHaveLength(6);
+    const ndjson = (await cli('usage', 'export', '--format', 'ndjson', '--since', '0')).stdout.trim().split('\n');
+    expect(
+      sum(
+        ndjson
+          .map((l) => JSON.parse(l) as { key_id: string; charged_tokens: number })
+          .filter((u) => u.key_id === key.id)
+          .map((u) => u.charged_tokens),
+      ),
+    ).toBe(sum(ledger.map((u) => u.charged_tokens)));
+    expect((await cli('usage', 'export', '--format', 'xml')).code).not.toBe(0);
     const ids = receiver.received.map((r) => r.event.id);
     expect(new Set(ids).size).toBe(ids.length);
   });
