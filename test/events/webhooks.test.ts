@@ -138,12 +138,13 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
   });
 
   test('an endpoint answering 500 is retried, its failed attempts visible, and later events wait behind it in order', async () => {
-    const e = await endpoint(['account.created']);
+    const e = await endpoint(['key.created']);
+    const accountId = await newAccount(s.store);
     const w = worker();
     await w.tick();
     receiver.answer = 500;
-    const first = await newAccount(s.store, 'first');
-    const second = await newAccount(s.store, 'second');
+    const first = await newKey(accountId);
+    const second = await newKey(accountId);
     await w.tick();
     await w.tick();
     const [head] = (await webhooks.listDeliveries(e.id, 10)).reverse();
@@ -154,7 +155,7 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     receiver.answer = 200;
     await new Promise((r) => setTimeout(r, 20)); // past the (1 ms-based) retry time
     await w.tick();
-    expect(receiver.received.map((r) => (r.event.data as { account_id: string }).account_id)).toEqual([first, second]);
+    expect(receiver.received.map((r) => (r.event.data as { key_id: string }).key_id)).toEqual([first, second]);
     expect((await webhooks.listDeliveries(e.id, 10)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
   });
 
