@@ -22,12 +22,17 @@ export interface Account {
   keys: string[];
   /** The account's rate-limit window, made when it first has limits. */
   window?: LimitWindow;
-  /** Events waiting to be handed to the webhooks' queues (memory-outbox.ts). */
-  outbox?: OutboxEvent[];
-  /** The account's own balance.low threshold; undefined or null: the default. */
-  lowAt?: number | null;
+  /** Its event outbox and balance.low state (memory-outbox.ts), made when first used. */
+  events?: AccountEvents;
+}
+
+export interface AccountEvents {
+  /** Events waiting to be handed to the webhooks' queues. */
+  outbox: OutboxEvent[];
+  /** The account's own balance.low threshold; null: the default. */
+  lowAt: number | null;
   /** Below the threshold, and notified. */
-  low?: boolean;
+  low: boolean;
 }
 
 export interface Key {

@@ -24,7 +24,7 @@ import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
 import { accountData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
 import { readLedgers } from './memory-ledger';
-import { checkLowBalance, dropFromOutbox, emitEvent, readOutbox } from './memory-outbox';
+import { checkLowBalance, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
 import { zeroTotals, type Account } from './memory-records';
 
@@ -143,7 +143,7 @@ export class MemoryStore extends MemoryKeys implements Store {
   }
 
   async eventAccounts(): Promise<string[]> {
-    return [...this.accounts.entries()].filter(([, acc]) => (acc.outbox?.length ?? 0) > 0).map(([id]) => id);
+    return [...this.accounts.entries()].filter(([, acc]) => (acc.events?.outbox.length ?? 0) > 0).map(([id]) => id);
   }
 
   async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {
@@ -157,7 +157,7 @@ export class MemoryStore extends MemoryKeys implements Store {
   async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
     const acc = this.accounts.get(accountId);
     if (!acc) return false;
-    acc.lowAt = tokens;
+    eventsOf(acc).lowAt = tokens;
     return true;
   }
 
