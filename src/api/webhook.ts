@@ -1,6 +1,7 @@
 /** The webhook API's objects (admin API and CLI): endpoints without their secret, deliveries with attempts. */
 import { z } from 'zod';
-import { EVENT_TYPES, type Delivery, type WebhookEndpoint } from '../store/records/events';
+import { EVENT_TYPES, eventBody, usageSettledData, type Delivery, type WebhookEndpoint } from '../store/records/events';
+import type { UsageObject } from './usage';
 
 /** `POST /admin/webhooks`. */
 export const createWebhookRequest = z.strictObject({
@@ -68,4 +69,21 @@ export function deliveryObject(d: Delivery): DeliveryObject {
     attempts: d.attempts.map((a) => ({ ...a })),
     event: JSON.parse(d.body) as unknown,
   };
+}
+
+/** A ledger record as the usage.settled CloudEvent its webhook carried (`tokenmeter usage export --format cloudevents`). */
+export function usageCloudEvent(u: UsageObject): string {
+  const data = usageSettledData({
+    accountId: u.account_id,
+    keyId: u.key_id,
+    requestId: u.request_id,
+    model: u.model,
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens,
+    chargedTokens: u.charged_tokens,
+    estimated: u.estimated,
+    stream: u.stream,
+    status: u.status,
+  });
+  return eventBody({ id: u.request_id, type: 'usage.settled', accountId: u.account_id, created: u.created, data, cursor: u.cursor });
 }

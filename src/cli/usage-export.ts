@@ -4,9 +4,7 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { UsageObject } from '../admin/api-objects';
-import { eventBody } from '../events/event-body';
-import { usageSettledData } from '../store/records/events';
+import { usageCloudEvent, type UsageObject } from '../api';
 import type { AdminClient } from './admin-client';
 import { clientFor, common, unixTime, type Common } from './cli-options';
 
@@ -42,19 +40,7 @@ function csvField(v: unknown): string {
 export function exportLine(u: UsageObject, f: Format): string {
   if (f === 'csv') return CSV_COLUMNS.map((c) => csvField(u[c])).join(',');
   if (f === 'ndjson') return JSON.stringify(u);
-  const data = usageSettledData({
-    accountId: u.account_id,
-    keyId: u.key_id,
-    requestId: u.request_id,
-    model: u.model,
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    chargedTokens: u.charged_tokens,
-    estimated: u.estimated,
-    stream: u.stream,
-    status: u.status,
-  });
-  return eventBody({ id: u.request_id, type: 'usage.settled', accountId: u.account_id, created: u.created, data, cursor: u.cursor });
+  return usageCloudEvent(u);
 }
 
 /** Writes a line, waiting when stdout's buffer is full (an export can be far larger than memory). */

@@ -7,10 +7,9 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../observability/logger';
 import type { EventOutbox } from '../store/ports/event-outbox';
 import type { WebhookStore } from '../store/ports/webhook-store';
-import { DEFAULT_EVENT_TYPES, type Delivery, type EventType, type WebhookEndpoint } from '../store/records/events';
+import { DEFAULT_EVENT_TYPES, eventBody, type Delivery, type EventType, type WebhookEndpoint } from '../store/records/events';
 import { compareCursor } from '../store/ids';
 import { FIRST_RETRY_MS, nextAttemptAt } from './backoff';
-import { eventBody } from './event-body';
 import { SIGNATURE_HEADER, signWebhook } from './signature';
 
 export interface DeliveryWorkerOptions {
