@@ -24,4 +24,7 @@ export type { UsageLedger } from './store/ports/usage-ledger';
 export type { ModelLimitStore } from './store/ports/model-limit-store';
 export type { TokenPackage } from './store/records/common';
 export { generateKey } from './http/keys';
+export { verifyWebhook, signWebhook, SIGNATURE_HEADER, type VerifyResult, type VerifyOptions } from './events/signature';
+export type { EventType, OutboxEvent, EventWants } from './store/records/events';
+export type { EventOutbox } from './store/ports/event-outbox';
 export { ModelsFileError, type ModelEntry } from './catalog/models';

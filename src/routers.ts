@@ -14,6 +14,7 @@ import { signedInAccount } from './console-api/session-auth';
 import { Sessions } from './accounts/sessions';
 import { stripeClient, stripeSettings } from './products/stripe-checkout';
 import type { CommerceStore } from './store/ports/commerce-store';
+import type { WebhookStore } from './store/ports/webhook-store';
 import type { SessionStore } from './store/ports/session-store';
 import type { ResponseOwners } from './store/ports/response-owners';
 import type { Catalog } from './catalog/models';
@@ -57,6 +58,8 @@ export interface MeterDeps {
   commerce: CommerceStore;
   /** Which account owns each stored response (the Responses API). */
   responses: ResponseOwners;
+  /** Webhook endpoints and their deliveries (the operator's routes; delivery is the worker's). */
+  webhookStore: WebhookStore;
   /** The current catalog; a function so the models file can be reloaded. */
   catalog: () => Catalog;
   meter: Meter;
@@ -175,8 +178,8 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
  * ADMIN_TOKEN and the console behind a session of role admin, so both reach the very same handlers.
  */
 function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Router {
-  const { commerce, catalog, logger, reloadModels } = deps;
-  return operatorApi({ store, commerce, catalog, logger, guard, reloadModels });
+  const { commerce, webhookStore, catalog, logger, reloadModels } = deps;
+  return operatorApi({ store, commerce, webhooks: { store: webhookStore, outbox: store }, catalog, logger, guard, reloadModels });
 }
 
 /** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */

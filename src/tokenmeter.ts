@@ -25,6 +25,9 @@ import { RedisSessionStore } from './store/redis/redis-session-store';
 import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
 import { RedisResponseOwners } from './store/redis/redis-response-owners';
+import { RedisWebhookStore } from './store/redis/redis-webhook-store';
+import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
+import { DeliveryWorker } from './events/delivery-worker';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
 export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
@@ -79,6 +82,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     sessions: opened.stores.sessions,
     commerce: opened.stores.commerce,
     responses: opened.stores.responses,
+    webhookStore: opened.stores.webhooks,
     catalog: catalogs.current,
     meter,
     upstreams,
@@ -95,7 +99,19 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   if (!answers) logger.warn('store not reachable at start; requests get 503 until it is');
   const backend = opened.stores.store;
   const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
+  // Webhook delivery runs beside the requests, never in them; beside a host's serving store there are no events.
+  const worker = isWholeStore(store)
+    ? new DeliveryWorker({
+        outbox: store,
+        webhooks: opened.stores.webhooks,
+        logger,
+        lowBalanceTokens: config.lowBalanceTokens,
+        timeoutMs: config.webhookTimeoutMs,
+      })
+    : undefined;
+  worker?.start();
   return assemble(deps, async () => {
+    await worker?.stop();
     clearInterval(upgrading);
     journal?.close();
     await opened.close?.();
@@ -199,12 +215,15 @@ function openStore(
   if (parts.store) {
     const sessions = parts.sessions ?? new MemorySessionStore();
     const commerce = parts.commerce ?? new MemoryCommerceStore();
-    return { stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners() } };
+    return {
+      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks: new MemoryWebhookStore() },
+    };
   }
   if (parts.redis) {
     const prefix = config.redisPrefix;
     const stores = {
       store: new RedisStore(parts.redis, { prefix }),
+      webhooks: new RedisWebhookStore(parts.redis, { prefix }),
       sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
       commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
       responses: new RedisResponseOwners(parts.redis, { prefix }),

@@ -11,18 +11,24 @@ import type { AdminContext } from './admin-routes';
 import { keysRoutes } from './keys-routes';
 import { productsRoutes } from './products-routes';
 import { usageRoutes } from './usage-routes';
+import { webhooksRoutes } from './webhooks-routes';
+import type { EventOutbox } from '../store/ports/event-outbox';
+import type { WebhookStore } from '../store/ports/webhook-store';
 
 export interface OperatorApiOptions extends AdminContext {
   /** Reloads the models file; resolves to the number of models, rejects with the reason the file was refused. */
   reloadModels?: () => Promise<number>;
+  /** Webhook endpoints and their deliveries, and the outbox's thresholds; unset: no webhook routes. */
+  webhooks?: { store: WebhookStore; outbox: Pick<EventOutbox, 'setLowBalance'> };
 }
 
 export function operatorApi(options: OperatorApiOptions): Router {
-  const { reloadModels, ...ctx } = options;
+  const { reloadModels, webhooks, ...ctx } = options;
   const router = Router();
   router.use(express.json({ limit: '64kb', type: () => true }));
 
   for (const routes of [accountsRoutes, keysRoutes, usageRoutes, productsRoutes]) router.use(routes(ctx));
+  if (webhooks) router.use(webhooksRoutes({ webhooks: webhooks.store, outbox: webhooks.outbox, guard: ctx.guard }));
 
   if (reloadModels) {
     router.post('/models/reload', async (_req, res) => {

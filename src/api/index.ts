@@ -15,3 +15,4 @@ export * from './own-key';
 export * from './package';
 export * from './product';
 export * from './usage';
+export * from './webhook';

@@ -25,6 +25,7 @@ import type {
   UsageObject,
 } from '../api';
 
+import type { DeliveryObject, NewWebhookEndpointObject, WebhookEndpointObject } from '../api/webhook';
 type Query = Record<string, string | number | undefined>;
 
 /** A failure to show the operator as it is: what happened and what to do. */
@@ -92,6 +93,24 @@ export class AdminClient {
   }
   listCodes(): Promise<ListObject<CodeObject>> {
     return this.call('GET', '/admin/redemption-codes');
+  }
+  createWebhook(body: { url: string; events?: string[] }): Promise<NewWebhookEndpointObject> {
+    return this.call('POST', '/admin/webhooks', body);
+  }
+  listWebhooks(): Promise<{ data: WebhookEndpointObject[] }> {
+    return this.call('GET', '/admin/webhooks');
+  }
+  deleteWebhook(id: string): Promise<{ id: string; deleted: boolean }> {
+    return this.call('DELETE', `/admin/webhooks/${encodeURIComponent(id)}`);
+  }
+  webhookDeliveries(id: string, limit: number): Promise<{ data: DeliveryObject[] }> {
+    return this.call('GET', `/admin/webhooks/${encodeURIComponent(id)}/deliveries${queryString({ limit })}`);
+  }
+  redeliver(deliveryId: string): Promise<DeliveryObject> {
+    return this.call('POST', `/admin/webhooks/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
+  }
+  setLowBalance(accountId: string, tokens: number | null): Promise<{ account_id: string; low_balance_tokens: number | null }> {
+    return this.call('PUT', `/admin/accounts/${encodeURIComponent(accountId)}/low-balance`, { tokens });
   }
   reloadModels(): Promise<ModelsReloadedObject> {
     return this.call('POST', '/admin/models/reload');

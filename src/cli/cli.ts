@@ -8,11 +8,12 @@ import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
 import { productsCommand } from './products-command';
 import { usageCommand } from './usage-command';
+import { webhooksCommand } from './webhooks-command';
 
 export function buildCli(): Command {
   const program = new Command('tokenmeter')
     .description(
-      'Manage tokenmeter accounts, keys, token packages, usage, products and redemption codes through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
+      'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
     )
     .showHelpAfterError();
 
@@ -22,6 +23,7 @@ export function buildCli(): Command {
   usageCommand(program);
   productsCommand(program);
   codesCommand(program);
+  webhooksCommand(program);
 
   const models = program.command('models').description('the models file');
   common(models.command('reload'))

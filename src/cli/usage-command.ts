@@ -1,10 +1,13 @@
 /** `tokenmeter usage`: the ledger, by account, key, model and time. */
 import type { Command } from 'commander';
 import { count, table, time } from './cli-format';
+import { usageExportCommand } from './usage-export';
 import { clientFor, common, positiveInt, print, unixTime, type Common } from './cli-options';
 
 export function usageCommand(program: Command): void {
-  common(program.command('usage'))
+  const usage = program.command('usage');
+  usageExportCommand(usage);
+  common(usage)
     .description('list usage records, newest last')
     .option('--account-id <id>', 'only this account')
     .option('--key-id <id>', 'only this key')

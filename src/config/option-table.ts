@@ -105,6 +105,10 @@ export const OPTIONS = {
   stripeWebhookSecret: meter('STRIPE_WEBHOOK_SECRET', text()),
   /** Where the Stripe client sends API calls (stripe-mock, tests). Unset: Stripe itself. */
   stripeApiUrl: meter('STRIPE_API_URL', url()),
+  /** balance.low fires when an account's balance (packages less debt) falls below this many tokens, unless it has its own. */
+  lowBalanceTokens: meter('LOW_BALANCE_TOKENS', whole(10_000)),
+  /** A webhook receiver slower than this to answer counts as a failed attempt. */
+  webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
 };
 
 type Table = typeof OPTIONS;

@@ -10,6 +10,9 @@ import { RedisCommerceStore } from './redis/redis-commerce-store';
 import { RedisSessionStore } from './redis/redis-session-store';
 import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
+import type { WebhookStore } from './ports/webhook-store';
+import { MemoryWebhookStore } from './memory/memory-webhook-store';
+import { RedisWebhookStore } from './redis/redis-webhook-store';
 import type { Store } from './ports/store';
 import { MemoryResponseOwners } from './memory/memory-response-owners';
 import { RedisResponseOwners } from './redis/redis-response-owners';
@@ -24,6 +27,8 @@ export interface Stores {
   commerce: CommerceStore;
   /** Which account owns each stored response (the Responses API's state upstream). */
   responses: ResponseOwners;
+  /** Webhook endpoints and their deliveries. */
+  webhooks: WebhookStore;
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
@@ -34,6 +39,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
       sessions: new MemorySessionStore(),
       commerce: new MemoryCommerceStore(),
       responses: new MemoryResponseOwners(),
+      webhooks: new MemoryWebhookStore(),
     };
   const client = connect(config, config.redisUrl, logger);
   const prefix = config.redisPrefix;
@@ -42,6 +48,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
     sessions: new RedisSessionStore(client, { prefix }),
     commerce: new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),
+    webhooks: new RedisWebhookStore(client, { prefix }),
   };
 }
 

@@ -8,7 +8,7 @@ let seq = 0;
  * Time-ordered, and in creation order within a process (a sequence breaks ties within a millisecond), so ids sort by
  * creation: package ids are the settle tie-break, account ids the listing order.
  */
-export function newId(kind: 'acc' | 'key' | 'pkg' | 'prod' | 'rc'): string {
+export function newId(kind: 'acc' | 'key' | 'pkg' | 'prod' | 'rc' | 'evt' | 'we' | 'dlv'): string {
   const now = Date.now();
   seq = now === lastMs ? seq + 1 : 0;
   lastMs = now;

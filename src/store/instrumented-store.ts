@@ -4,6 +4,7 @@
  */
 import type { Metrics } from '../observability/metrics';
 import type { AccountStore } from './ports/account-store';
+import type { EventOutbox } from './ports/event-outbox';
 import type { KeyLookup } from './ports/key-lookup';
 import type { KeyStore } from './ports/key-store';
 import type { MeteringStore } from './ports/metering-store';
@@ -91,6 +92,17 @@ export function timedModelLimits(s: ModelLimitStore, timed: Timed): ModelLimitSt
   };
 }
 
+/** The outbox port timed; `wantEvents` is passed on untimed (it only sets what later steps write). */
+export function timedOutbox(s: EventOutbox, timed: Timed): EventOutbox {
+  return {
+    wantEvents: (wants) => s.wantEvents(wants),
+    eventAccounts: timed('event_accounts', s.eventAccounts.bind(s)),
+    readEvents: timed('read_events', s.readEvents.bind(s)),
+    dropEvents: timed('drop_events', s.dropEvents.bind(s)),
+    setLowBalance: timed('set_low_balance', s.setLowBalance.bind(s)),
+  };
+}
+
 /** The store with every port timed; `close` is passed on untimed (it is not a store operation worth timing). */
 export function instrumentStore(store: Store, metrics: Metrics): Store;
 export function instrumentStore(store: ServingStore, metrics: Metrics): ServingStore;
@@ -103,6 +115,7 @@ export function instrumentStore(store: ServingStore, metrics: Metrics): ServingS
     ...timedAccounts(store, timed),
     ...timedLedger(store, timed),
     ...timedModelLimits(store, timed),
+    ...timedOutbox(store, timed),
     kind: store.kind,
     close: () => store.close(),
   };

@@ -1,4 +1,6 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
+import type { WebhookStore } from '../../src/store/ports/webhook-store';
+import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -43,6 +45,8 @@ export async function startProxy(options: {
   /** Default: in memory. */
   sessions?: SessionStore;
   commerce?: CommerceStore;
+  /** Default: in memory. */
+  webhooks?: WebhookStore;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
   /** Who owns each stored response. Default: in memory. */
@@ -84,6 +88,7 @@ export async function startProxy(options: {
       sessions: options.sessions ?? new MemorySessionStore(),
       commerce: options.commerce ?? new MemoryCommerceStore(),
       responses: options.responses ?? new MemoryResponseOwners(),
+      webhookStore: options.webhooks ?? new MemoryWebhookStore(),
       catalog: options.modelsFile?.current ?? (() => catalog),
       reloadModels: options.modelsFile?.reload,
       meter,

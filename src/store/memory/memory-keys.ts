@@ -6,7 +6,9 @@ import { LimitWindow } from '../../limits/limit-window';
 import type { KeyStore } from '../ports/key-store';
 import { newId } from '../ids';
 import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
+import { keyCreatedData, keyRevokedData } from '../records/events';
 import { MemoryMetering } from './memory-metering';
+import { emitEvent } from './memory-outbox';
 import { capLeft, copyKey, zeroTotals, type Account, type Key } from './memory-records';
 
 export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
@@ -33,6 +35,7 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
     this.keys.set(record.id, { record, reserved: 0, usage: zeroTotals() });
     acc.keys.push(record.id);
     if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, { keyId: record.id, accountId });
+    if (this.wants.types.has('key.created')) emitEvent(acc, 'key.created', keyCreatedData(record));
     return copyKey(record);
   }
 
@@ -72,7 +75,10 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
   async revokeKey(keyId: string): Promise<boolean> {
     const key = this.keys.get(keyId);
     if (!key) return false;
-    key.record.revokedAt ??= this.seconds();
+    if (key.record.revokedAt !== null) return true;
+    key.record.revokedAt = this.seconds();
+    const acc = this.accounts.get(key.record.accountId);
+    if (acc && this.wants.types.has('key.revoked')) emitEvent(acc, 'key.revoked', keyRevokedData(keyId, acc.record.id));
     return true;
   }
 }

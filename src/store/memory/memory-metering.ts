@@ -8,7 +8,9 @@ import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
 import { LedgerCursors } from './memory-ledger';
 import { MemoryModelLimits } from './memory-model-limits';
+import { checkLowBalance, emitEvent } from './memory-outbox';
 import { addUsage, capLeft, type Account, type Key } from './memory-records';
+import { NO_EVENTS, usageSettledData, type EventWants } from '../records/events';
 
 export interface MemoryStoreOptions {
   /** The clock, in ms. Default Date.now. */
@@ -30,6 +32,8 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
   private readonly ledgerLimit: number;
   private readonly dedupMs: number;
   private readonly cursors = new LedgerCursors();
+  /** Which events to write (memory-outbox.ts); none until an endpoint wants some. */
+  protected wants: EventWants = NO_EVENTS;
 
   constructor(options: MemoryStoreOptions = {}) {
     super(options);
@@ -134,10 +138,17 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
     acc.settled.set(s.requestId, nowMs + this.dedupMs);
+    if (this.wants.types.size > 0) this.settledEvents(acc, s);
     return 'settled';
   }
 
   async ping(): Promise<void> {}
+
+  /** usage.settled and balance.low, when wanted, in the settlement's step. */
+  private settledEvents(acc: Account, s: Settlement): void {
+    if (this.wants.types.has('usage.settled')) emitEvent(acc, 'usage.settled', usageSettledData(s), s.requestId);
+    if (this.wants.types.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
+  }
 
   /** What the account offers now: unexpired package remainders, less debt and open reservations. */
   protected available(acc: Account): number {

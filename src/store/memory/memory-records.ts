@@ -2,6 +2,7 @@
 import type { LimitWindow } from '../../limits/limit-window';
 import type { AccountRecord } from '../records/account';
 import type { KeyRecord } from '../records/key';
+import type { OutboxEvent } from '../records/events';
 import type { Settlement, UsageRecord } from '../records/metering';
 import type { TokenPackage, UsageTotals } from '../records/common';
 
@@ -21,6 +22,17 @@ export interface Account {
   keys: string[];
   /** The account's rate-limit window, made when it first has limits. */
   window?: LimitWindow;
+  /** Its event outbox and balance.low state (memory-outbox.ts), made when first used. */
+  events?: AccountEvents;
+}
+
+export interface AccountEvents {
+  /** Events waiting to be handed to the webhooks' queues. */
+  outbox: OutboxEvent[];
+  /** The account's own balance.low threshold; null: the default. */
+  lowAt: number | null;
+  /** Below the threshold, and notified. */
+  low: boolean;
 }
 
 export interface Key {

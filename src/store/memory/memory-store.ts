@@ -22,7 +22,9 @@ import type {
 } from '../records/account';
 import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
+import { accountData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
 import { readLedgers } from './memory-ledger';
+import { checkLowBalance, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
 import { zeroTotals, type Account } from './memory-records';
 
@@ -46,6 +48,7 @@ export class MemoryStore extends MemoryKeys implements Store {
       keys: [],
     });
     if (input.email !== null) this.byEmail.set(input.email, record.id);
+    if (this.wants.types.has('account.created')) emitEvent(this.accounts.get(record.id) as Account, 'account.created', accountData(record));
     return { kind: 'created', account: { ...record } };
   }
 
@@ -91,7 +94,11 @@ export class MemoryStore extends MemoryKeys implements Store {
     const acc = this.accounts.get(accountId);
     if (!acc) return undefined;
     if (patch.name !== undefined) acc.record.name = patch.name;
-    if (patch.status !== undefined) acc.record.status = patch.status;
+    if (patch.status !== undefined) {
+      if (patch.status === 'disabled' && acc.record.status === 'active' && this.wants.types.has('account.disabled'))
+        emitEvent(acc, 'account.disabled', JSON.stringify({ account_id: accountId }));
+      acc.record.status = patch.status;
+    }
     if (patch.role !== undefined) acc.record.role = patch.role;
     if (patch.passwordHash !== undefined) acc.record.passwordHash = patch.passwordHash;
     if (patch.limits !== undefined) acc.record.limits = patch.limits;
@@ -119,6 +126,8 @@ export class MemoryStore extends MemoryKeys implements Store {
     };
     acc.packages.push(pkg);
     if (options.once !== undefined) acc.grants.set(options.once, pkg.id);
+    if (this.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(accountId, pkg, options.once));
+    if (this.wants.types.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
     return { kind: 'granted', package: { ...pkg } };
   }
 
@@ -127,6 +136,29 @@ export class MemoryStore extends MemoryKeys implements Store {
     const scoped = q.accountId !== undefined || q.keyId !== undefined;
     const accounts = scoped ? [this.accounts.get(accountId ?? '')].filter((a): a is Account => !!a) : [...this.accounts.values()];
     return readLedgers(accounts, q);
+  }
+
+  wantEvents(wants: EventWants): void {
+    this.wants = wants;
+  }
+
+  async eventAccounts(): Promise<string[]> {
+    return [...this.accounts.entries()].filter(([, acc]) => (acc.events?.outbox.length ?? 0) > 0).map(([id]) => id);
+  }
+
+  async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {
+    return readOutbox(this.accounts.get(accountId), limit);
+  }
+
+  async dropEvents(accountId: string, cursors: readonly string[]): Promise<void> {
+    dropFromOutbox(this.accounts.get(accountId), cursors);
+  }
+
+  async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
+    const acc = this.accounts.get(accountId);
+    if (!acc) return false;
+    eventsOf(acc).lowAt = tokens;
+    return true;
   }
 
   async close(): Promise<void> {}

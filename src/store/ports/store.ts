@@ -3,13 +3,14 @@
  * share its key layout). A host brings a whole Store of its own, or only the ServingStore ports.
  */
 import type { AccountStore } from './account-store';
+import type { EventOutbox } from './event-outbox';
 import type { KeyLookup } from './key-lookup';
 import type { KeyStore } from './key-store';
 import type { MeteringStore, StoreKind } from './metering-store';
 import type { ModelLimitStore } from './model-limit-store';
 import type { UsageLedger } from './usage-ledger';
 
-export interface Store extends MeteringStore, KeyStore, AccountStore, UsageLedger, ModelLimitStore {
+export interface Store extends MeteringStore, KeyStore, AccountStore, UsageLedger, ModelLimitStore, EventOutbox {
   readonly kind: StoreKind;
   close(): Promise<void>;
 }
@@ -39,6 +40,11 @@ const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore>, true> = {
   endModel: true,
   renewModel: true,
   modelUse: true,
+  wantEvents: true,
+  eventAccounts: true,
+  readEvents: true,
+  dropEvents: true,
+  setLowBalance: true,
   close: true,
 };
 

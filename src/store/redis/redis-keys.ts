@@ -6,6 +6,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { encodeLimits } from '../../limits/limits';
 import { newId } from '../ids';
+import { keyCreatedData, keyRevokedData } from '../records/events';
 import type { KeyStore } from '../ports/key-store';
 import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { defineScripts } from './define-scripts';
@@ -13,6 +14,7 @@ import { RedisMetering } from './redis-metering';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
 import * as accountScripts from './scripts/account-scripts';
+import * as eventScripts from './scripts/event-scripts';
 
 export abstract class RedisKeys extends RedisMetering implements KeyStore {
   private readonly keyScripts;
@@ -21,6 +23,8 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     super(redis, options);
     this.keyScripts = defineScripts(redis, {
       tmCreateKey: accountScripts.CREATE_KEY,
+      tmCreateKeyEv: eventScripts.withEvents(accountScripts.CREATE_KEY, '', eventScripts.AFTER_CREATE_KEY),
+      tmRevokeEv: eventScripts.withEvents(accountScripts.REVOKE, eventScripts.BEFORE_REVOKE, eventScripts.AFTER_REVOKE),
       tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
       tmKeyState: accountScripts.KEY_STATE,
       tmRevoke: accountScripts.REVOKE,
@@ -45,9 +49,15 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       last_used: '',
       rl: encodeLimits(input.limits),
     };
-    const made = await this.keyScripts.tmCreateKey(
+    const made = await this.withEvents(
+      this.keyScripts.tmCreateKey,
+      this.keyScripts.tmCreateKeyEv,
+      accountId,
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
       [id, ...Object.entries(fields).flat()],
+      this.wanted('key.created')
+        ? [newId('evt'), keyCreatedData({ id, accountId, name: input.name, prefix: input.prefix, expiresAt: input.expiresAt })]
+        : undefined,
     );
     if (Number(made) !== 1) return undefined;
     // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
@@ -118,6 +128,14 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
   async revokeKey(keyId: string): Promise<boolean> {
     const accountId = await this.accountOfKey(keyId);
     if (accountId === undefined) return false;
-    return Number(await this.keyScripts.tmRevoke([this.a(accountId, `k:${keyId}`)], [])) === 1;
+    const reply = await this.withEvents(
+      this.keyScripts.tmRevoke,
+      this.keyScripts.tmRevokeEv,
+      accountId,
+      [this.a(accountId, `k:${keyId}`)],
+      [],
+      this.wanted('key.revoked') ? [newId('evt'), keyRevokedData(keyId, accountId)] : undefined,
+    );
+    return Number(reply) === 1;
   }
 }

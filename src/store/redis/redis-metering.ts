@@ -7,11 +7,15 @@ import type { Cluster, Redis } from 'ioredis';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { defineScripts } from './define-scripts';
-import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
+import { newId } from '../ids';
+import { usageSettledData } from '../records/events';
+import type { RedisStoreOptions } from './redis-model-limits';
+import { RedisOutbox } from './redis-outbox';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
+import * as eventScripts from './scripts/event-scripts';
 import * as meteringScripts from './scripts/metering-scripts';
 
-export abstract class RedisMetering extends RedisModelLimits implements MeteringStore {
+export abstract class RedisMetering extends RedisOutbox implements MeteringStore {
   private readonly meteringScripts;
 
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
@@ -21,6 +25,7 @@ export abstract class RedisMetering extends RedisModelLimits implements Metering
       tmRenew: meteringScripts.RENEW,
       tmRelease: meteringScripts.RELEASE,
       tmSettle: meteringScripts.SETTLE,
+      tmSettleEv: eventScripts.withEvents(meteringScripts.SETTLE, '', eventScripts.AFTER_SETTLE),
     });
   }
 
@@ -57,36 +62,53 @@ export abstract class RedisMetering extends RedisModelLimits implements Metering
 
   async settle(s: Settlement): Promise<SettleResult> {
     const A = s.accountId;
-    const reply = await this.meteringScripts.tmSettle(
-      [
-        this.a(A, 'a'),
-        this.a(A, `k:${s.keyId ?? ''}`),
-        this.a(A, 'p'),
-        this.a(A, 'r'),
-        this.a(A, 'ra'),
-        this.a(A, `s:${s.requestId}`),
-        this.a(A, 'u'),
-        this.a(A, 't'),
-      ],
-      [
-        s.requestId,
-        s.chargedTokens,
-        s.promptTokens,
-        s.completionTokens,
-        s.model,
-        s.estimated ? 1 : 0,
-        s.stream ? 1 : 0,
-        s.status,
-        SETTLE_DEDUP_SECONDS,
-        s.keyId ?? '',
-        this.windowMs,
-        s.endpoint ?? 'chat',
-      ],
-    );
+    const usage = this.wanted('usage.settled');
+    const low = this.wanted('balance.low');
+    const events = usage || low;
+    const keys = [
+      this.a(A, 'a'),
+      this.a(A, `k:${s.keyId ?? ''}`),
+      this.a(A, 'p'),
+      this.a(A, 'r'),
+      this.a(A, 'ra'),
+      this.a(A, `s:${s.requestId}`),
+      this.a(A, 'u'),
+      this.a(A, 't'),
+    ];
+    const args = [
+      s.requestId,
+      s.chargedTokens,
+      s.promptTokens,
+      s.completionTokens,
+      s.model,
+      s.estimated ? 1 : 0,
+      s.stream ? 1 : 0,
+      s.status,
+      SETTLE_DEDUP_SECONDS,
+      s.keyId ?? '',
+      this.windowMs,
+      s.endpoint ?? 'chat',
+    ];
+    // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
+    const reply = events ? await this.settleWithEvents(keys, args, s, usage, low) : await this.meteringScripts.tmSettle(keys, args);
     const [tag] = tuple(reply, 'SETTLE');
     if (tag === 'ok') return 'settled';
     if (tag === 'duplicate') return 'duplicate';
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
+  }
+
+  private async settleWithEvents(keys: string[], args: (string | number)[], s: Settlement, usage: boolean, low: boolean) {
+    const ev = this.eventParts(s.accountId, [
+      usage ? 1 : 0,
+      s.requestId,
+      usage ? usageSettledData(s) : '',
+      low ? 1 : 0,
+      low ? newId('evt') : '',
+      this.wants.lowBalanceTokens,
+    ]);
+    const reply = await this.meteringScripts.tmSettleEv([...keys, ev.key], [...args, ...ev.args]);
+    await this.markEvents(s.accountId);
+    return reply;
   }
 
   async ping(): Promise<void> {

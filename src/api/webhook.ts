@@ -1,0 +1,89 @@
+/** The webhook API's objects (admin API and CLI): endpoints without their secret, deliveries with attempts. */
+import { z } from 'zod';
+import { EVENT_TYPES, eventBody, usageSettledData, type Delivery, type WebhookEndpoint } from '../store/records/events';
+import type { UsageObject } from './usage';
+
+/** `POST /admin/webhooks`. */
+export const createWebhookRequest = z.strictObject({
+  url: z
+    .string({ error: 'must be a URL' })
+    .url('must be a URL')
+    .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL'),
+  events: z
+    .array(z.enum(['*', ...EVENT_TYPES], { error: `must be * or one of ${EVENT_TYPES.join(', ')}` }), {
+      error: 'must be an array of event types',
+    })
+    .min(1, 'must name at least one event type')
+    .default(['*']),
+});
+
+/** `PUT /admin/accounts/:id/low-balance`: the account's balance.low threshold; null for the default. */
+export const lowBalanceRequest = z.strictObject({
+  tokens: z
+    .number({ error: 'must be a whole number of tokens, or null' })
+    .int('must be a whole number of tokens')
+    .nonnegative()
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable(),
+});
+
+export interface WebhookEndpointObject {
+  id: string;
+  url: string;
+  events: string[];
+  created: number;
+}
+
+/** At creation only: the endpoint with its signing secret, shown this once. */
+export interface NewWebhookEndpointObject extends WebhookEndpointObject {
+  secret: string;
+}
+
+export interface DeliveryObject {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  type: string;
+  status: Delivery['status'];
+  created: number;
+  /** When the next attempt is due (Unix seconds); null once it ended. */
+  next_attempt: number | null;
+  attempts: { at: number; status: number | null; error: string | null }[];
+  /** The event as sent (and signed). */
+  event: unknown;
+}
+
+export function endpointObject(e: WebhookEndpoint): WebhookEndpointObject {
+  return { id: e.id, url: e.url, events: [...e.types], created: e.created };
+}
+
+export function deliveryObject(d: Delivery): DeliveryObject {
+  return {
+    id: d.id,
+    endpoint_id: d.endpointId,
+    event_id: d.eventId,
+    type: d.type,
+    status: d.status,
+    created: d.created,
+    next_attempt: d.status === 'pending' ? Math.ceil(d.nextAttemptMs / 1000) : null,
+    attempts: d.attempts.map((a) => ({ ...a })),
+    event: JSON.parse(d.body) as unknown,
+  };
+}
+
+/** A ledger record as the usage.settled CloudEvent its webhook carried (`tokenmeter usage export --format cloudevents`). */
+export function usageCloudEvent(u: UsageObject): string {
+  const data = usageSettledData({
+    accountId: u.account_id,
+    keyId: u.key_id,
+    requestId: u.request_id,
+    model: u.model,
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens,
+    chargedTokens: u.charged_tokens,
+    estimated: u.estimated,
+    stream: u.stream,
+    status: u.status,
+  });
+  return eventBody({ id: u.request_id, type: 'usage.settled', accountId: u.account_id, created: u.created, data, cursor: u.cursor });
+}

@@ -1,0 +1,74 @@
+/** `tokenmeter webhooks`: the endpoints events are delivered to, their deliveries, redelivery; an account's low-balance threshold. */
+import type { Command } from 'commander';
+import { table, time } from './cli-format';
+import { clientFor, common, positiveInt, print, type Common } from './cli-options';
+
+export function webhooksCommand(program: Command): void {
+  const webhooks = program.command('webhooks').description('webhook endpoints and their deliveries');
+
+  common(webhooks.command('create <url>'))
+    .description('add an endpoint; its signing secret is shown this once')
+    .option('--events <types>', 'comma-separated event types, * for all but usage.settled', '*')
+    .action(async (url: string, opts: Common & { events: string }) => {
+      const events = opts.events
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      const e = await clientFor(opts).createWebhook({ url, events });
+      print(opts, e, () => `Endpoint ${e.id} for ${e.events.join(', ')}\nSigning secret (shown once): ${e.secret}`);
+    });
+
+  common(webhooks.command('list'))
+    .description('list endpoints')
+    .action(async (opts: Common) => {
+      const { data } = await clientFor(opts).listWebhooks();
+      print(opts, data, () =>
+        data.length === 0
+          ? 'No webhook endpoints.'
+          : table(
+              ['ID', 'URL', 'EVENTS', 'CREATED'],
+              data.map((e) => [e.id, e.url, e.events.join(','), time(e.created)]),
+            ),
+      );
+    });
+
+  common(webhooks.command('delete <id>'))
+    .description('remove an endpoint with its queue')
+    .action(async (id: string, opts: Common) => {
+      const r = await clientFor(opts).deleteWebhook(id);
+      print(opts, r, () => `Deleted ${id}.`);
+    });
+
+  common(webhooks.command('deliveries <id>'))
+    .description("an endpoint's deliveries, newest first, with their attempts")
+    .option('--limit <n>', 'at most this many (1-1000)', positiveInt, 50)
+    .action(async (id: string, opts: Common & { limit: number }) => {
+      const { data } = await clientFor(opts).webhookDeliveries(id, opts.limit);
+      print(opts, data, () =>
+        data.length === 0
+          ? 'No deliveries.'
+          : table(
+              ['DELIVERY', 'EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST'],
+              data.map((d) => {
+                const last = d.attempts.at(-1);
+                return [d.id, d.event_id, d.type, d.status, String(d.attempts.length), last ? (last.error ?? String(last.status)) : '-'];
+              }),
+            ),
+      );
+    });
+
+  common(webhooks.command('redeliver <delivery-id>'))
+    .description('queue a delivered or failed delivery again')
+    .action(async (id: string, opts: Common) => {
+      const d = await clientFor(opts).redeliver(id);
+      print(opts, d, () => `Queued ${d.id} again (event ${d.event_id}).`);
+    });
+
+  common(webhooks.command('low-balance <account-id> <tokens>'))
+    .description("set an account's balance.low threshold in tokens (default: the configured LOW_BALANCE_TOKENS)")
+    .action(async (accountId: string, tokens: string, opts: Common) => {
+      const value = tokens === 'default' ? null : Number(tokens);
+      const r = await clientFor(opts).setLowBalance(accountId, value);
+      print(opts, r, () => `balance.low for ${accountId} below ${r.low_balance_tokens ?? 'the default'}.`);
+    });
+}

@@ -1,0 +1,40 @@
+/** The memory store's event outbox: each account's events, written in the same synchronous step as their cause. */
+import { newId } from '../ids';
+import { lowBalanceData, type EventType, type OutboxEvent } from '../records/events';
+import type { Account, AccountEvents } from './memory-records';
+
+/** Cursors in the stream-id form (`0-n`), so they order like Redis's across accounts. */
+let seq = 0;
+
+export function eventsOf(acc: Account): AccountEvents {
+  return (acc.events ??= { outbox: [], lowAt: null, low: false });
+}
+
+/** Appends an event to the account's outbox. */
+export function emitEvent(acc: Account, type: EventType, data: string, id: string = newId('evt')): void {
+  eventsOf(acc).outbox.push({ id, type, accountId: acc.record.id, created: Math.floor(Date.now() / 1000), data, cursor: `0-${++seq}` });
+}
+
+/**
+ * balance.low: written once per crossing below the account's threshold (its own, else `defaultThreshold`), armed
+ * again once the balance is back at or above it. `balance`: live packages less debt.
+ */
+export function checkLowBalance(acc: Account, balance: number, defaultThreshold: number): void {
+  const state = eventsOf(acc);
+  const threshold = state.lowAt ?? defaultThreshold;
+  if (balance < threshold) {
+    if (state.low) return;
+    state.low = true;
+    emitEvent(acc, 'balance.low', lowBalanceData(acc.record.id, balance, threshold));
+  } else state.low = false;
+}
+
+export function readOutbox(acc: Account | undefined, limit: number): OutboxEvent[] {
+  return (acc?.events?.outbox ?? []).slice(0, limit).map((e) => ({ ...e }));
+}
+
+export function dropFromOutbox(acc: Account | undefined, cursors: readonly string[]): void {
+  if (!acc?.events) return;
+  const gone = new Set(cursors);
+  acc.events.outbox = acc.events.outbox.filter((e) => !gone.has(e.cursor));
+}

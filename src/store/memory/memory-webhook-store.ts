@@ -1,0 +1,127 @@
+/** The webhook store of a single process: endpoints, queues and attempts in memory (nothing survives a restart). */
+import { newId } from '../ids';
+import type { AttemptOutcome, NewDelivery, WebhookStore } from '../ports/webhook-store';
+import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type WebhookEndpoint } from '../records/events';
+
+interface EndpointState {
+  endpoint: WebhookEndpoint;
+  /** Pending delivery ids, oldest first. */
+  queue: string[];
+  /** Every kept delivery id, oldest first. */
+  history: string[];
+  /** event id -> delivery id */
+  seen: Map<string, string>;
+  lease?: { owner: string; until: number };
+}
+
+export class MemoryWebhookStore implements WebhookStore {
+  private readonly endpoints = new Map<string, EndpointState>();
+  private readonly deliveries = new Map<string, Delivery>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: [], seen: new Map() });
+  }
+
+  async listEndpoints(): Promise<WebhookEndpoint[]> {
+    return [...this.endpoints.values()].map((e) => ({ ...e.endpoint })).sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : 1));
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    const state = this.endpoints.get(id);
+    if (!state) return false;
+    for (const d of state.history) this.deliveries.delete(d);
+    return this.endpoints.delete(id);
+  }
+
+  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
+    const state = this.endpoints.get(endpointId);
+    if (!state || state.seen.has(d.eventId)) return;
+    const delivery: Delivery = {
+      id: newId('dlv'),
+      endpointId,
+      ...d,
+      status: 'pending',
+      created: Math.floor(this.now() / 1000),
+      nextAttemptMs: this.now(),
+      attempts: [],
+    };
+    this.deliveries.set(delivery.id, delivery);
+    state.seen.set(d.eventId, delivery.id);
+    state.queue.push(delivery.id);
+    state.history.push(delivery.id);
+    this.trim(state);
+  }
+
+  async head(endpointId: string): Promise<Delivery | undefined> {
+    const id = this.endpoints.get(endpointId)?.queue[0];
+    return id === undefined ? undefined : this.copy(this.deliveries.get(id));
+  }
+
+  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
+    const d = this.deliveries.get(deliveryId);
+    const state = d && this.endpoints.get(d.endpointId);
+    if (!d || !state || d.status !== 'pending') return;
+    d.attempts.push({ ...attempt });
+    if (outcome.kind === 'retry') {
+      d.nextAttemptMs = outcome.retryAtMs;
+      return;
+    }
+    d.status = outcome.kind;
+    d.nextAttemptMs = 0;
+    state.queue = state.queue.filter((id) => id !== deliveryId);
+  }
+
+  async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
+    const ids = this.endpoints.get(endpointId)?.history ?? [];
+    return ids
+      .slice(-limit)
+      .reverse()
+      .map((id) => this.copy(this.deliveries.get(id)) as Delivery);
+  }
+
+  async getDelivery(deliveryId: string): Promise<Delivery | undefined> {
+    return this.copy(this.deliveries.get(deliveryId));
+  }
+
+  async redeliver(deliveryId: string): Promise<boolean> {
+    const d = this.deliveries.get(deliveryId);
+    const state = d && this.endpoints.get(d.endpointId);
+    if (!d || !state || d.status === 'pending') return false;
+    d.status = 'pending';
+    d.nextAttemptMs = this.now();
+    state.queue.push(d.id);
+    return true;
+  }
+
+  async lease(endpointId: string, owner: string, ms: number): Promise<boolean> {
+    const state = this.endpoints.get(endpointId);
+    if (!state) return false;
+    const now = this.now();
+    if (state.lease && state.lease.owner !== owner && state.lease.until > now) return false;
+    state.lease = { owner, until: now + ms };
+    return true;
+  }
+
+  async unlease(endpointId: string, owner: string): Promise<void> {
+    const state = this.endpoints.get(endpointId);
+    if (state?.lease?.owner === owner) state.lease = undefined;
+  }
+
+  /** Drops the oldest ended deliveries past DELIVERY_HISTORY (pending ones are always kept). */
+  private trim(state: EndpointState): void {
+    while (state.history.length > DELIVERY_HISTORY) {
+      const i = state.history.findIndex((id) => this.deliveries.get(id)?.status !== 'pending');
+      if (i === -1) return;
+      const [id] = state.history.splice(i, 1);
+      const d = this.deliveries.get(id);
+      if (d) state.seen.delete(d.eventId);
+      this.deliveries.delete(id);
+    }
+  }
+
+  private copy(d: Delivery | undefined): Delivery | undefined {
+    return d && { ...d, attempts: d.attempts.map((a) => ({ ...a })) };
+  }
+}

@@ -1,0 +1,155 @@
+/** Events and their webhook deliveries as the stores keep them: the outbox of each account, endpoints, attempts. */
+import type { UnixSeconds } from './common';
+import type { Settlement } from './metering';
+
+/** Every event type, in the README's order. `usage.settled` is only sent to endpoints that name it (opt-in). */
+export const EVENT_TYPES = [
+  'key.created',
+  'key.revoked',
+  'account.created',
+  'account.disabled',
+  'package.granted',
+  'balance.low',
+  'usage.settled',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The types an endpoint with `["*"]` receives: every one but the per-request `usage.settled`. */
+export const DEFAULT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== 'usage.settled');
+
+/**
+ * What the stores write events for, set by the webhooks feature from the endpoints configured. With nothing wanted
+ * (no endpoint), every store step runs exactly as without events: no extra Redis work, no extra allocation.
+ */
+export interface EventWants {
+  types: ReadonlySet<EventType>;
+  /** balance.low's threshold for an account that has none of its own, in tokens. */
+  lowBalanceTokens: number;
+}
+
+export const NO_EVENTS: EventWants = { types: new Set(), lowBalanceTokens: 0 };
+
+/** An event waiting in its account's outbox, written in the same atomic step as its cause. */
+export interface OutboxEvent {
+  /** `evt_…`, or for usage.settled the request id (so a billing system de-duplicates on it). */
+  id: string;
+  type: EventType;
+  accountId: string;
+  created: UnixSeconds;
+  /** The event's data, as JSON. */
+  data: string;
+  /** Position in the account's outbox (a Redis stream id in both stores). */
+  cursor: string;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  /** The types it receives; `*` stands for DEFAULT_EVENT_TYPES. */
+  types: readonly (EventType | '*')[];
+  /** The signing secret (`whsec_…`): shown once at creation, kept only for signing. */
+  secret: string;
+  created: UnixSeconds;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface DeliveryAttempt {
+  at: UnixSeconds;
+  /** The receiver's HTTP status; null when there was no answer (refused, timed out, bad URL). */
+  status: number | null;
+  error: string | null;
+}
+
+/** One event's delivery to one endpoint; kept after it ends (the last DELIVERY_HISTORY per endpoint). */
+export interface Delivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  type: EventType;
+  /** The exact JSON body sent (and signed). */
+  body: string;
+  status: DeliveryStatus;
+  created: UnixSeconds;
+  /** When the next attempt is due, in ms; 0 once it ended. */
+  nextAttemptMs: number;
+  attempts: DeliveryAttempt[];
+}
+
+/** Ended deliveries kept per endpoint for the admin API. */
+export const DELIVERY_HISTORY = 1000;
+
+/** usage.settled's data (the CloudEvent's `data`). */
+export function usageSettledData(s: Settlement): string {
+  // `endpoint` and `cachedTokens` come with the endpoints and billing work; until a settlement has them, chat and 0.
+  const more = s as Settlement & { endpoint?: string; cachedTokens?: number };
+  return JSON.stringify({
+    request_id: s.requestId,
+    key_id: s.keyId,
+    model: s.model,
+    endpoint: more.endpoint ?? 'chat',
+    prompt_tokens: s.promptTokens,
+    cached_tokens: more.cachedTokens ?? 0,
+    completion_tokens: s.completionTokens,
+    charged_tokens: s.chargedTokens,
+    estimated: s.estimated,
+    stream: s.stream,
+    status: s.status,
+  });
+}
+
+/** The balance.low data the memory store writes (the Redis script formats the same). */
+export function lowBalanceData(accountId: string, balance: number, threshold: number): string {
+  return JSON.stringify({ account_id: accountId, balance, threshold });
+}
+
+/** Where a grant came from, by its once-id: a redeemed code, a Stripe Checkout, or the operator. */
+export function grantSource(once: string | undefined): 'code' | 'checkout' | 'admin' {
+  if (once?.startsWith('code:')) return 'code';
+  if (once?.startsWith('stripe:')) return 'checkout';
+  return 'admin';
+}
+
+export function packageGrantedData(
+  accountId: string,
+  pkg: { id: string; tokens: number; expiresAt: number | null },
+  once?: string,
+): string {
+  return JSON.stringify({
+    account_id: accountId,
+    package_id: pkg.id,
+    tokens: pkg.tokens,
+    expires_at: pkg.expiresAt,
+    source: grantSource(once),
+  });
+}
+
+export function keyCreatedData(k: { id: string; accountId: string; name: string; prefix: string; expiresAt: number | null }): string {
+  return JSON.stringify({ key_id: k.id, account_id: k.accountId, name: k.name, prefix: k.prefix, expires_at: k.expiresAt });
+}
+
+export function keyRevokedData(keyId: string, accountId: string): string {
+  return JSON.stringify({ key_id: keyId, account_id: accountId });
+}
+
+export function accountData(a: { id: string; email: string | null; name: string; role: string; status: string }): string {
+  return JSON.stringify({ account_id: a.id, email: a.email, name: a.name, role: a.role, status: a.status });
+}
+
+/**
+ * The JSON body an endpoint receives for an event: `{id, type, created, data}`, or for usage.settled a CloudEvents 1.0
+ * event that OpenMeter ingests unchanged (`subject` the account, `id` the request id, so a billing system
+ * de-duplicates on it).
+ */
+/** The CloudEvents `source` of usage.settled. */
+export const CLOUDEVENTS_SOURCE = 'tokenmeter';
+
+export function eventBody(e: OutboxEvent): string {
+  if (e.type === 'usage.settled') {
+    return `{"specversion":"1.0","type":"usage.settled","source":"${CLOUDEVENTS_SOURCE}","id":${JSON.stringify(e.id)},"subject":${JSON.stringify(
+      e.accountId,
+    )},"time":"${new Date(e.created * 1000).toISOString()}","datacontenttype":"application/json","data":${e.data}}`;
+  }
+  return `{"id":${JSON.stringify(e.id)},"type":"${e.type}","created":${e.created},"data":${e.data}}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * The Redis store's event outbox: each account's stream {A}:ev (written by the wrapped scripts of event-scripts.ts),
+ * the `evacc` set of accounts that may have events, and which events to write. The layer of RedisStore
+ * (redis-store.ts) under the metering path, so every layer above can write events with its changes.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { newId } from '../ids';
+import type { EventOutbox } from '../ports/event-outbox';
+import { NO_EVENTS, type EventType, type EventWants, type OutboxEvent } from '../records/events';
+import { defineScripts, type RunScript } from './define-scripts';
+import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
+import * as eventScripts from './scripts/event-scripts';
+
+/** The KEYS and ARGV a wrapped script takes beyond its own (event-scripts.ts). */
+export interface EventParts {
+  key: string;
+  args: (string | number)[];
+}
+
+export abstract class RedisOutbox extends RedisModelLimits implements EventOutbox {
+  protected wants: EventWants = NO_EVENTS;
+  private readonly outboxScripts;
+
+  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
+    super(redis, options);
+    this.outboxScripts = defineScripts(redis, {
+      tmSetLowBalance: eventScripts.SET_LOW_BALANCE,
+      tmAccountCreated: eventScripts.ACCOUNT_CREATED,
+    });
+  }
+
+  wantEvents(wants: EventWants): void {
+    this.wants = wants;
+  }
+
+  private slot(accountId: string, part: string): string {
+    return `${this.prefix}{${accountId}}:${part}`;
+  }
+
+  private get marks(): string {
+    return `${this.prefix}evacc`;
+  }
+
+  /** The outbox key and event arguments for a wrapped script; `args` already ends with their count. */
+  protected eventParts(accountId: string, args: (string | number)[]): EventParts {
+    return { key: this.slot(accountId, 'ev'), args: [...args, args.length] };
+  }
+
+  /**
+   * Runs `plain` when no event is wanted (`events` undefined), else `wrapped` with the account's outbox and the event
+   * arguments, then marks the account.
+   */
+  protected async withEvents(
+    plain: RunScript,
+    wrapped: RunScript,
+    accountId: string,
+    keys: string[],
+    args: (string | number)[],
+    events: (string | number)[] | undefined,
+  ): Promise<unknown> {
+    if (events === undefined) return plain(keys, args);
+    const ev = this.eventParts(accountId, events);
+    const reply = await wrapped([...keys, ev.key], [...args, ...ev.args]);
+    await this.markEvents(accountId);
+    return reply;
+  }
+
+  protected wanted(type: EventType): boolean {
+    return this.wants.types.has(type);
+  }
+
+  /**
+   * Marks the account as having events, after a step that may have written some (a spare mark costs one read). A mark
+   * lost to a failure here is found by the worker's sweep of every account, so the step's own outcome stands.
+   */
+  protected async markEvents(accountId: string): Promise<void> {
+    await this.redis.sadd(this.marks, accountId).catch(() => 0);
+  }
+
+  /** account.created, once the account exists (its own step: the account's record is made by plain commands). */
+  protected async accountCreated(accountId: string, data: string): Promise<void> {
+    if (!this.wanted('account.created')) return;
+    await this.outboxScripts.tmAccountCreated([this.slot(accountId, 'a'), this.slot(accountId, 'ev')], [newId('evt'), data]);
+    await this.markEvents(accountId);
+  }
+
+  async eventAccounts(sweep: boolean): Promise<string[]> {
+    if (!sweep) return this.redis.smembers(this.marks);
+    return this.redis.zrange(`${this.prefix}accounts`, 0, -1);
+  }
+
+  async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {
+    const entries = await this.redis.xrange(this.slot(accountId, 'ev'), '-', '+', 'COUNT', limit);
+    return entries.map(([cursor, flat]) => {
+      const f: Record<string, string> = {};
+      for (let i = 0; i < flat.length; i += 2) f[flat[i]] = flat[i + 1];
+      return { id: f.id, type: f.type as EventType, accountId, created: Number(f.created), data: f.data, cursor };
+    });
+  }
+
+  async dropEvents(accountId: string, cursors: readonly string[]): Promise<void> {
+    const stream = this.slot(accountId, 'ev');
+    if (cursors.length > 0) await this.redis.xdel(stream, ...cursors);
+    if ((await this.redis.xlen(stream)) > 0) return;
+    // Unmarked, then checked again: an event written meanwhile is marked again by its writer or by this check.
+    await this.redis.srem(this.marks, accountId);
+    if ((await this.redis.xlen(stream)) > 0) await this.markEvents(accountId);
+  }
+
+  async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
+    return Number(await this.outboxScripts.tmSetLowBalance([this.slot(accountId, 'a')], [tokens ?? ''])) === 1;
+  }
+}

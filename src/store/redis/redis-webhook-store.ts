@@ -1,0 +1,97 @@
+/** The shared webhook store on Redis (or Redis Cluster): endpoints, queues, attempts and leases (webhook-scripts.ts). */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { newId } from '../ids';
+import type { AttemptOutcome, NewDelivery, WebhookStore } from '../ports/webhook-store';
+import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type DeliveryStatus, type WebhookEndpoint } from '../records/events';
+import { defineScripts } from './define-scripts';
+import * as scripts from './scripts/webhook-scripts';
+
+export interface RedisWebhookStoreOptions {
+  /** Prefix of every key we write. Default `tm:`. */
+  prefix?: string;
+}
+
+export class RedisWebhookStore implements WebhookStore {
+  private readonly base: string;
+  private readonly run;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    options: RedisWebhookStoreOptions = {},
+  ) {
+    this.base = `${options.prefix ?? 'tm:'}{wh}:`;
+    this.run = defineScripts(redis, {
+      tmWhEnqueue: scripts.ENQUEUE,
+      tmWhRecord: scripts.RECORD_ATTEMPT,
+      tmWhRedeliver: scripts.REDELIVER,
+      tmWhDelete: scripts.DELETE_ENDPOINT,
+      tmWhLease: scripts.LEASE,
+      tmWhUnlease: scripts.UNLEASE,
+    });
+  }
+
+  async createEndpoint(e: WebhookEndpoint): Promise<void> {
+    await this.redis.hset(`${this.base}eps`, e.id, JSON.stringify(e));
+  }
+
+  async listEndpoints(): Promise<WebhookEndpoint[]> {
+    const all = Object.values(await this.redis.hgetall(`${this.base}eps`)).map((v) => JSON.parse(v) as WebhookEndpoint);
+    return all.sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : 1));
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    return Number(await this.run.tmWhDelete([`${this.base}eps`], [this.base, id])) === 1;
+  }
+
+  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
+    await this.run.tmWhEnqueue(
+      [`${this.base}eps`, `${this.base}seq`],
+      [this.base, endpointId, d.eventId, newId('dlv'), d.type, d.body, Math.floor(Date.now() / 1000), DELIVERY_HISTORY],
+    );
+  }
+
+  async head(endpointId: string): Promise<Delivery | undefined> {
+    const [id] = await this.redis.zrange(`${this.base}q:${endpointId}`, 0, 0);
+    return id === undefined ? undefined : this.getDelivery(id);
+  }
+
+  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
+    const retryAt = outcome.kind === 'retry' ? outcome.retryAtMs : 0;
+    await this.run.tmWhRecord([], [this.base, deliveryId, JSON.stringify(attempt), outcome.kind, retryAt]);
+  }
+
+  async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
+    const ids = await this.redis.zrevrange(`${this.base}h:${endpointId}`, 0, limit - 1);
+    const all = await Promise.all(ids.map((id) => this.getDelivery(id)));
+    return all.filter((d): d is Delivery => d !== undefined);
+  }
+
+  async getDelivery(id: string): Promise<Delivery | undefined> {
+    const [h, attempts] = await Promise.all([this.redis.hgetall(`${this.base}d:${id}`), this.redis.lrange(`${this.base}a:${id}`, 0, -1)]);
+    if (h.endpoint === undefined) return undefined;
+    return {
+      id,
+      endpointId: h.endpoint,
+      eventId: h.event,
+      type: h.type as Delivery['type'],
+      body: h.body,
+      status: h.status as DeliveryStatus,
+      created: Number(h.created),
+      nextAttemptMs: Number(h.next),
+      attempts: attempts.map((a) => JSON.parse(a) as DeliveryAttempt),
+    };
+  }
+
+  async redeliver(deliveryId: string): Promise<boolean> {
+    return Number(await this.run.tmWhRedeliver([`${this.base}seq`], [this.base, deliveryId])) === 1;
+  }
+
+  async lease(endpointId: string, owner: string, ms: number): Promise<boolean> {
+    return Number(await this.run.tmWhLease([`${this.base}l:${endpointId}`], [owner, ms])) === 1;
+  }
+
+  async unlease(endpointId: string, owner: string): Promise<void> {
+    await this.run.tmWhUnlease([`${this.base}l:${endpointId}`], [owner]);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Events written in the same atomic step as their cause. `withEvents` wraps a script of the store unchanged: the
+ * wrapped script takes the account's outbox stream {A}:ev as one KEY more (the last) and the event arguments as
+ * ARGV more (the last is their count); it runs the original with its own KEYS and ARGV, then writes the events its
+ * outcome calls for. The store runs the wrapped script only when an endpoint wants such events, so with webhooks off
+ * every step is the very script it was.
+ *
+ * Layout (prefix omitted): {A}:ev STREAM the account's outbox: id type created data (JSON); {A}:a gains `low_at` (the
+ * account's balance.low threshold, "" or absent: the default) and `low` ("1" while below it, once notified).
+ */
+
+/** Takes the event arguments and the outbox key off ARGV and KEYS; helpers to write an event and test balance.low. */
+const EVENT_PROLOGUE = `
+local ev_n = tonumber(table.remove(ARGV))
+local EV = {}
+for i = #ARGV - ev_n + 1, #ARGV do EV[#EV + 1] = ARGV[i] end
+for _ = 1, ev_n do table.remove(ARGV) end
+local ev_stream = table.remove(KEYS)
+local ev_slot = string.sub(ev_stream, 1, -3)
+local ev_account = string.match(ev_stream, '{(.-)}')
+local function ev_emit(id, type, data)
+  redis.call('XADD', ev_stream, '*', 'id', id, 'type', type, 'created', redis.call('TIME')[1], 'data', data)
+end
+-- balance.low: live packages less debt, against the account's threshold; written once per crossing below it, and
+-- armed again only once the balance is back at or above it. EV: event id, default threshold.
+local function ev_low_balance(id, default_threshold)
+  local a = ev_slot .. 'a'
+  local st = redis.call('HMGET', a, 'low_at', 'low', 'debt')
+  if st[3] == false then return end
+  local threshold = tonumber((st[1] and st[1] ~= '') and st[1] or default_threshold)
+  local now = tonumber(redis.call('TIME')[1])
+  local balance = -tonumber(st[3])
+  for _, v in ipairs(redis.call('HVALS', ev_slot .. 'p')) do
+    local rem, exp = string.match(v, '^(%d+):(%d+)')
+    exp = tonumber(exp)
+    if exp == 0 or exp > now then balance = balance + tonumber(rem) end
+  end
+  if balance < threshold then
+    if st[2] ~= '1' then
+      redis.call('HSET', a, 'low', '1')
+      ev_emit(id, 'balance.low', string.format('{"account_id":"%s","balance":%d,"threshold":%d}', ev_account, balance, threshold))
+    end
+  elseif st[2] == '1' then
+    redis.call('HDEL', a, 'low')
+  end
+end
+`;
+
+/** `base` run as a function after `before`, its reply in `reply` for `after`. */
+export function withEvents(base: string, before: string, after: string): string {
+  return `${EVENT_PROLOGUE}
+${before}
+local function ev_base()
+${base}
+end
+local reply = ev_base()
+${after}
+return reply
+`;
+}
+
+/**
+ * After SETTLE: usage.settled when settled (EV[1] '1', EV[2] request id, EV[3] data), and the balance.low test (EV[4]
+ * '1', EV[5] event id, EV[6] default threshold).
+ */
+export const AFTER_SETTLE = `
+if reply[1] == 'ok' then
+  if EV[1] == '1' then ev_emit(EV[2], 'usage.settled', EV[3]) end
+  if EV[4] == '1' then ev_low_balance(EV[5], EV[6]) end
+end
+`;
+
+/**
+ * After GRANT: package.granted when credited (EV[1] '1', EV[2] event id, EV[3] data), and balance.low's re-arming
+ * (EV[4] '1', EV[5] event id, EV[6] default threshold).
+ */
+export const AFTER_GRANT = `
+if reply[1] == 'ok' then
+  if EV[1] == '1' then ev_emit(EV[2], 'package.granted', EV[3]) end
+  if EV[4] == '1' then ev_low_balance(EV[5], EV[6]) end
+end
+`;
+
+/** After CREATE_KEY: key.created when made. EV: event id, data. */
+export const AFTER_CREATE_KEY = `
+if reply == 1 then ev_emit(EV[1], 'key.created', EV[2]) end
+`;
+
+/** Before REVOKE: whether the key was live; after it, key.revoked only for its first revocation. EV: event id, data. */
+export const BEFORE_REVOKE = `local ev_was = redis.call('HGET', KEYS[1], 'revoked')`;
+export const AFTER_REVOKE = `
+if reply == 1 and ev_was == '0' then ev_emit(EV[1], 'key.revoked', EV[2]) end
+`;
+
+/** Before UPDATE_ACCOUNT: the status; after it, account.disabled when it went from active to disabled. EV: id, data. */
+export const BEFORE_UPDATE_ACCOUNT = `local ev_was = redis.call('HGET', KEYS[1], 'status')`;
+export const AFTER_UPDATE_ACCOUNT = `
+if ev_was == 'active' and redis.call('HGET', KEYS[1], 'status') == 'disabled' then ev_emit(EV[1], 'account.disabled', EV[2]) end
+`;
+
+/** ACCOUNT_CREATED: account.created, written once the account exists. KEYS: a, ev. ARGV: event id, data. */
+export const ACCOUNT_CREATED = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'type', 'account.created', 'created', redis.call('TIME')[1], 'data', ARGV[2])
+return 1
+`;
+
+/** SET_LOW_BALANCE: sets an existing account's balance.low threshold ("" for the default). KEYS: a. ARGV: tokens. */
+export const SET_LOW_BALANCE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'low_at', ARGV[1])
+return 1
+`;

@@ -1,0 +1,113 @@
+/**
+ * The webhook store's Lua scripts, one per check-and-change. Every key shares the hash tag `{wh}`, so each script
+ * runs on one slot, on Redis and Redis Cluster alike (the per-endpoint and per-delivery names are built in the
+ * script from ARGV base, always under that tag).
+ *
+ * Layout (prefix omitted; E an endpoint id, D a delivery id):
+ *   {wh}:eps   HASH   endpoint id -> endpoint JSON (url, types, secret, created)
+ *   {wh}:seq   STRING the order of queued deliveries
+ *   {wh}:q:E   ZSET   E's pending delivery ids, scored by seq (the head is delivered first)
+ *   {wh}:h:E   ZSET   E's kept delivery ids, pending and ended, scored by seq
+ *   {wh}:s:E   HASH   event id -> delivery id: an event is queued once per endpoint
+ *   {wh}:d:D   HASH   endpoint event type body status created next (next: due time in ms, 0 once ended)
+ *   {wh}:a:D   LIST   D's attempts, JSON, oldest first
+ *   {wh}:l:E   STRING the delivery lease's owner (PX)
+ */
+
+/**
+ * ENQUEUE: queues an event for an existing endpoint once per event id, then trims the endpoint's history of ended
+ * deliveries to ARGV keep. KEYS: eps seq. ARGV: base ("<prefix>{wh}:"), endpoint id, event id, delivery id, type,
+ * body, created (s), keep. Reply: 1 queued, 0 unknown endpoint or already queued.
+ */
+export const ENQUEUE = `
+local base, e, ev, d = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if redis.call('HEXISTS', KEYS[1], e) == 0 then return 0 end
+if redis.call('HSETNX', base .. 's:' .. e, ev, d) == 0 then return 0 end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local seq = redis.call('INCR', KEYS[2])
+redis.call('HSET', base .. 'd:' .. d, 'endpoint', e, 'event', ev, 'type', ARGV[5], 'body', ARGV[6], 'status', 'pending',
+  'created', ARGV[7], 'next', now_ms)
+redis.call('ZADD', base .. 'q:' .. e, seq, d)
+local h = base .. 'h:' .. e
+redis.call('ZADD', h, seq, d)
+local excess = redis.call('ZCARD', h) - tonumber(ARGV[8])
+if excess > 0 then
+  for _, old in ipairs(redis.call('ZRANGE', h, 0, excess - 1)) do
+    if redis.call('HGET', base .. 'd:' .. old, 'status') ~= 'pending' then
+      redis.call('HDEL', base .. 's:' .. e, redis.call('HGET', base .. 'd:' .. old, 'event'))
+      redis.call('DEL', base .. 'd:' .. old, base .. 'a:' .. old)
+      redis.call('ZREM', h, old)
+    end
+  end
+end
+return 1
+`;
+
+/**
+ * RECORD_ATTEMPT: appends an attempt to a pending delivery; delivered or failed, it leaves its endpoint's queue.
+ * KEYS: none. ARGV: base, delivery id, attempt JSON, outcome (delivered|retry|failed), retry at (ms).
+ * Reply: 1 recorded, 0 not pending.
+ */
+export const RECORD_ATTEMPT = `
+local base, d = ARGV[1], ARGV[2]
+local dk = base .. 'd:' .. d
+local state = redis.call('HMGET', dk, 'status', 'endpoint')
+if state[1] ~= 'pending' then return 0 end
+redis.call('RPUSH', base .. 'a:' .. d, ARGV[3])
+if ARGV[4] == 'retry' then
+  redis.call('HSET', dk, 'next', ARGV[5])
+else
+  redis.call('HSET', dk, 'status', ARGV[4], 'next', 0)
+  redis.call('ZREM', base .. 'q:' .. state[2], d)
+end
+return 1
+`;
+
+/**
+ * REDELIVER: queues an ended delivery again, due now, behind what is pending. KEYS: seq. ARGV: base, delivery id.
+ * Reply: 1 queued, 0 unknown or still pending.
+ */
+export const REDELIVER = `
+local base, d = ARGV[1], ARGV[2]
+local dk = base .. 'd:' .. d
+local state = redis.call('HMGET', dk, 'status', 'endpoint')
+if not state[1] or state[1] == 'pending' then return 0 end
+local t = redis.call('TIME')
+local seq = redis.call('INCR', KEYS[1])
+redis.call('HSET', dk, 'status', 'pending', 'next', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('ZADD', base .. 'q:' .. state[2], seq, d)
+redis.call('ZADD', base .. 'h:' .. state[2], seq, d)
+return 1
+`;
+
+/**
+ * DELETE_ENDPOINT: removes an endpoint with its queue, history and deliveries. KEYS: eps. ARGV: base, endpoint id.
+ * Reply: 1 removed, 0 unknown.
+ */
+export const DELETE_ENDPOINT = `
+local base, e = ARGV[1], ARGV[2]
+if redis.call('HDEL', KEYS[1], e) == 0 then return 0 end
+for _, d in ipairs(redis.call('ZRANGE', base .. 'h:' .. e, 0, -1)) do redis.call('DEL', base .. 'd:' .. d, base .. 'a:' .. d) end
+redis.call('DEL', base .. 'q:' .. e, base .. 'h:' .. e, base .. 's:' .. e, base .. 'l:' .. e)
+return 1
+`;
+
+/**
+ * LEASE: takes the endpoint's delivery lease, or extends it for its holder. Guarantees: one owner at a time, so two
+ * processes never deliver to one endpoint at once. KEYS: lease. ARGV: owner, ms. Reply: 1 held, 0 held by another.
+ */
+export const LEASE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** UNLEASE: lets the lease go, if this owner holds it. KEYS: lease. ARGV: owner. Reply: 1 let go, 0 not held. */
+export const UNLEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
