@@ -78,6 +78,7 @@ export function usageCloudEvent(u: UsageObject): string {
     keyId: u.key_id,
     requestId: u.request_id,
     model: u.model,
+    endpoint: u.endpoint,
     promptTokens: u.prompt_tokens,
     completionTokens: u.completion_tokens,
     chargedTokens: u.charged_tokens,

@@ -109,6 +109,18 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     expect(new Set(receiver.received.map((r) => r.event.id)).size).toBe(receiver.received.length);
   });
 
+  test('usage.settled names the endpoint the request used (chat for a settlement that names none)', async () => {
+    await endpoint(['usage.settled']);
+    const w = worker(100);
+    await w.tick();
+    const accountId = await newAccount(s.store);
+    await s.store.grantPackage(accountId, { tokens: 150, expiresAt: null });
+    await s.store.settle({ ...settlement(accountId, null, 10, 'req_e'), endpoint: 'embeddings' });
+    await s.store.settle(settlement(accountId, null, 10, 'req_c'));
+    await w.tick();
+    expect(receiver.received.map((r) => r.event.data.endpoint)).toEqual(['embeddings', 'chat']);
+  });
+
   test('balance.low again only after the balance has risen back above the threshold', async () => {
     await endpoint(['balance.low']);
     const w = worker(100);

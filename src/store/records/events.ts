@@ -82,13 +82,13 @@ export const DELIVERY_HISTORY = 1000;
 
 /** usage.settled's data (the CloudEvent's `data`). */
 export function usageSettledData(s: Settlement): string {
-  // `endpoint` and `cachedTokens` come with the endpoints and billing work; until a settlement has them, chat and 0.
-  const more = s as Settlement & { endpoint?: string; cachedTokens?: number };
+  // `cachedTokens` comes with the billing work; until a settlement has it, 0. A settlement without an endpoint is chat's.
+  const more = s as Settlement & { cachedTokens?: number };
   return JSON.stringify({
     request_id: s.requestId,
     key_id: s.keyId,
     model: s.model,
-    endpoint: more.endpoint ?? 'chat',
+    endpoint: s.endpoint ?? 'chat',
     prompt_tokens: s.promptTokens,
     cached_tokens: more.cachedTokens ?? 0,
     completion_tokens: s.completionTokens,
