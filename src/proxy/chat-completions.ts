@@ -8,6 +8,7 @@ import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../ht
 import { apiError, sendError, STORE_UNAVAILABLE } from '../http/errors';
 import { PromptSize } from '../metering/estimate';
 import type { LevelUse, LimitRefusal } from '../limits/limits';
+import { budgetRefusal } from '../limits/budget-response';
 import { rateLimitHeaders, rateLimitRefusal } from '../limits/rate-limit-response';
 import { Exchange, type ExchangeDeps } from './exchange';
 import { upstreamRequestHeaders } from '../http/http-headers';
@@ -131,7 +132,10 @@ export function chatCompletions(options: ChatCompletionsOptions) {
       }
       reservation = await reserve();
       // A tight balance: the bound may be costing this request tokens. Count exactly and reserve again (it replaces).
-      const short = reservation.kind === 'insufficient_quota' || (reservation.kind === 'reserved' && reservation.allowance < allowance);
+      const short =
+        reservation.kind === 'insufficient_quota' ||
+        reservation.kind === 'budget_exceeded' ||
+        (reservation.kind === 'reserved' && reservation.allowance < allowance);
       if (short && !prompt.exact) {
         prompt.count();
         reservation = await reserve();
@@ -166,6 +170,10 @@ export function chatCompletions(options: ChatCompletionsOptions) {
         );
       case 'rate_limited':
         return refuseRateLimited(res, options.metrics, reservation.refusal);
+      case 'budget_exceeded': {
+        const { error, headers } = budgetRefusal(reservation.refusal);
+        return sendError(res, error, headers);
+      }
       case 'reserved':
         break;
     }
