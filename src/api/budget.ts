@@ -1,7 +1,10 @@
 /** A budget as every API shows it: on keys and accounts, with what the current period has used of it. */
 import { z } from 'zod';
-import { budgetPeriod, type BudgetStatus } from '../limits/budget';
+import { budgetPeriod, type BudgetStatus, type budgetWire } from '../limits/budget';
 import { tokenCount, unixTime } from './fields';
+
+/** `{tokens, period}`, as every API takes a budget (src/limits/budget.ts reads it). */
+export type BudgetRequest = z.input<typeof budgetWire>;
 
 export const budgetSchema = z.strictObject({
   /** Charged tokens allowed per period. */
