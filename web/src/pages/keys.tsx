@@ -46,17 +46,8 @@ const COLUMNS: Column<OwnKeyObject>[] = [
   { label: 'Cap', cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
   {
     label: 'Budget',
-    cell: (k) => (
-      <>
-        {budgetText(k.budget)}
-        {k.budget && (
-          <span class="muted">
-            {' '}
-            until <span class="nowrap">{when(k.budget.resets_at)}</span>
-          </span>
-        )}
-      </>
-    ),
+    // When it renews, in the title: the table has no room for another time.
+    cell: (k) => <span title={k.budget ? `renews ${isoTime(k.budget.resets_at)}` : undefined}>{budgetText(k.budget)}</span>,
   },
   { label: 'Models', cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
   { label: 'Limits', cell: (k) => limitsText(k.limits) },
