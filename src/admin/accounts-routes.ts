@@ -109,6 +109,7 @@ function createAccount(ctx: AdminContext): GuardedHandler {
       role: input.role ?? 'member',
       status: input.status ?? 'active',
       limits: hasLimits(input.limits) ? input.limits : null,
+      budget: input.budget ?? null,
     });
     if (created.kind === 'email_taken') {
       return sendError(res, apiError('email_taken', 'An account with this email already exists.', 'email'));
@@ -121,7 +122,7 @@ function createAccount(ctx: AdminContext): GuardedHandler {
   };
 }
 
-/** PATCH /admin/accounts/:id: name, status, role, password, limits; the log names the fields, never their values. */
+/** PATCH /admin/accounts/:id: name, status, role, password, limits, budget; the log names the fields, never their values. */
 function updateAccount(ctx: AdminContext): GuardedHandler {
   const { store, logger } = ctx;
   return async (req, res) => {
@@ -129,7 +130,7 @@ function updateAccount(ctx: AdminContext): GuardedHandler {
     const parsed = updateAccountRequest.safeParse(body(req));
     if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
     const input = parsed.data;
-    const patch: AccountPatch = { name: input.name, role: input.role, status: input.status };
+    const patch: AccountPatch = { name: input.name, role: input.role, status: input.status, budget: input.budget };
     if (input.limits !== undefined) patch.limits = hasLimits(input.limits) ? input.limits : null;
     if (input.password !== undefined) patch.passwordHash = input.password === null ? null : await hashPassword(input.password);
     const account = await store.updateAccount(id, patch);

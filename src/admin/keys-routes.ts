@@ -21,6 +21,7 @@ import { sendError } from '../http/errors';
 import { generateKey } from '../http/keys';
 import { invalidRequest } from '../http/zod-errors';
 import { hasLimits } from '../limits/limits';
+import type { KeyPatch } from '../store/records/key';
 import { accountNotFound, body, keyNotFound, type AdminContext } from './admin-routes';
 
 type NewKeyInput = z.output<typeof accountKeyRequest>;
@@ -41,6 +42,7 @@ export async function createKeyResponse(ctx: AdminContext, res: Response, accoun
     models: input.models ? [...new Set(input.models)] : null,
     limitTokens: input.limit_tokens ?? null,
     limits: hasLimits(input.limits) ? input.limits : null,
+    budget: input.budget ?? null,
   });
   if (!record) return sendError(res, accountNotFound(accountId));
   if (input.tokens !== undefined) await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
@@ -79,10 +81,15 @@ export function keysRoutes(ctx: AdminContext): Router {
       const id = String(req.params.id);
       const parsed = patchKeyRequest.safeParse(body(req));
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const limits = parsed.data.limits;
-      const record = await store.updateKey(id, { limits: hasLimits(limits) ? limits : null });
+      const { limits, budget } = parsed.data;
+      const patch: KeyPatch = { budget };
+      if (limits !== undefined) patch.limits = hasLimits(limits) ? limits : null;
+      const record = await store.updateKey(id, patch);
       if (!record) return sendError(res, keyNotFound(id));
-      logger.info({ keyId: id, limits: record.limits }, 'key limits changed');
+      logger.info(
+        { keyId: id, limits: record.limits, budget: record.budget && `${record.budget.tokens}/${record.budget.period}` },
+        'key changed',
+      );
       res.json(keyObject(record));
     }),
   );

@@ -1,8 +1,10 @@
 /** An account as the operator sees and changes it (`/admin/accounts`): never its password hash. */
 import { z } from 'zod';
+import { budgetWire } from '../limits/budget';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import type { AccountRecord, AccountState } from '../store/records/account';
 import { accountRole, accountStatus, displayName, emailField, newPassword, pageLimit, tokenAmount, unixTime } from './fields';
+import { budgetObject, budgetSchema } from './budget';
 import { balanceFields, holdingsFields, holdingsObject } from './holdings';
 import { keySchema } from './key';
 
@@ -18,6 +20,8 @@ export const accountSchema = z.strictObject({
   created: unixTime,
   /** `{rpm?, tpm?, max_concurrent?}` shared by all its keys; null: none. */
   limits: limitsWire.nullable(),
+  /** The budget all its keys share, with what the current period used; null: none. */
+  budget: budgetSchema.nullable(),
 });
 export type AccountObject = z.infer<typeof accountSchema>;
 
@@ -31,6 +35,7 @@ export function accountObject(a: AccountRecord): AccountObject {
     has_password: a.passwordHash !== null,
     created: a.created,
     limits: a.limits && limitsObject(a.limits),
+    budget: a.budget && budgetObject(a.budget),
   };
 }
 
@@ -73,6 +78,8 @@ export const createAccountRequest = z.strictObject({
   tokens: tokenAmount.optional(),
   /** `{rpm?, tpm?, max_concurrent?}`, shared by all the account's keys. */
   limits: limitsSchema.nullish(),
+  /** `{tokens, period}`: a budget per UTC day, week or month, shared by all the account's keys. */
+  budget: budgetWire.nullish(),
 });
 export type CreateAccountRequest = z.input<typeof createAccountRequest>;
 
@@ -85,6 +92,8 @@ export const updateAccountRequest = z.strictObject({
   status: accountStatus.optional(),
   /** Replaces the account's limits; null (or {}) removes them. */
   limits: limitsSchema.nullish(),
+  /** Replaces the account's budget (what the period used still counts); null removes it. */
+  budget: budgetWire.nullish(),
 });
 export type UpdateAccountRequest = z.input<typeof updateAccountRequest>;
 

@@ -4,6 +4,7 @@
  * types (type-only in the browser, so no zod reaches the bundle).
  */
 export * from './account';
+export * from './budget';
 export * from './code';
 export * from './fields';
 export * from './holdings';

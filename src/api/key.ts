@@ -1,8 +1,10 @@
 /** An API key as the operator sees and makes it (`/admin/keys`, `/admin/accounts/:id/keys`): never its secret. */
 import { z } from 'zod';
+import { budgetWire } from '../limits/budget';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import { keyStatus, type KeyRecord, type KeyState } from '../store/records/key';
 import { displayName, futureTime, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
+import { budgetObject, budgetSchema } from './budget';
 import { balanceFields, holdingsFields, holdingsObject } from './holdings';
 
 export const keySchema = z.strictObject({
@@ -23,6 +25,8 @@ export const keySchema = z.strictObject({
   status: z.enum(['active', 'revoked', 'expired']),
   /** `{rpm?, tpm?, max_concurrent?}`; null: none. */
   limits: limitsWire.nullable(),
+  /** The key's budget, with what the current period used; null: none. */
+  budget: budgetSchema.nullable(),
 });
 export type KeyObject = z.infer<typeof keySchema>;
 
@@ -41,6 +45,7 @@ export function keyObject(k: KeyRecord): KeyObject {
     last_used: k.lastUsed,
     status: keyStatus(k, nowSeconds()),
     limits: k.limits && limitsObject(k.limits),
+    budget: k.budget && budgetObject(k.budget),
   };
 }
 
@@ -73,6 +78,8 @@ export const newKeyFields = {
   limit_tokens: tokenAmount.nullish(),
   /** `{rpm?, tpm?, max_concurrent?}`: the key's own rate and concurrency limits. */
   limits: limitsSchema.nullish(),
+  /** `{tokens, period}`: the key's budget per UTC day, week or month. */
+  budget: budgetWire.nullish(),
 };
 
 /** A first package for the key's account. */
@@ -90,6 +97,8 @@ export const createKeyRequest = z.strictObject({
 });
 export type CreateKeyRequest = z.input<typeof createKeyRequest>;
 
-/** `PATCH /admin/keys/:id`: the limits (null or {} removes them). */
-export const patchKeyRequest = z.strictObject({ limits: limitsSchema.nullable() });
+/** `PATCH /admin/keys/:id`: the limits (null or {} removes them), the budget (null removes it), or both. */
+export const patchKeyRequest = z
+  .strictObject({ limits: limitsSchema.nullable().optional(), budget: budgetWire.nullable().optional() })
+  .refine((p) => p.limits !== undefined || p.budget !== undefined, 'must change limits or budget');
 export type PatchKeyRequest = z.input<typeof patchKeyRequest>;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MAX_PASSWORD_LENGTH } from '../accounts/password';
 import type { AccountRecord, AccountState } from '../store/records/account';
 import { accountRole, accountStatus, emailField, newPassword, unixTime } from './fields';
+import { budgetObject, budgetSchema } from './budget';
 import { balanceFields } from './holdings';
 import { packageObject, packageSchema } from './package';
 import { usageTotalsObject, usageTotalsSchema } from './usage';
@@ -53,6 +54,8 @@ export const meSchema = ownAccountSchema.extend({
   ...balanceFields,
   packages: z.array(packageSchema),
   usage: usageTotalsSchema,
+  /** The account's budget, with what the current period used; null: none. */
+  budget: budgetSchema.nullable(),
 });
 export type MeObject = z.infer<typeof meSchema>;
 
@@ -64,5 +67,6 @@ export function meObject(a: AccountState): MeObject {
     debt: a.debt,
     packages: a.packages.map(packageObject),
     usage: usageTotalsObject(a.usage),
+    budget: a.budget && budgetObject(a.budget),
   };
 }

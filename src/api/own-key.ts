@@ -1,7 +1,9 @@
 /** An API key as its account holder sees and makes it in the self-service API (`/console/api/keys`). */
 import { z } from 'zod';
+import { budgetWire } from '../limits/budget';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import type { KeyRecord } from '../store/records/key';
+import { budgetObject, budgetSchema } from './budget';
 import { futureTime, list, tokenAmount, tokenCount, unixTime } from './fields';
 
 /** Never the secret, only its first characters. */
@@ -20,6 +22,8 @@ export const ownKeySchema = z.strictObject({
   models: z.array(z.string()).nullable(),
   /** The key's rate and concurrency limits; null: none. */
   limits: limitsWire.nullable(),
+  /** The key's budget, with what the current period used; null: none. */
+  budget: budgetSchema.nullable(),
 });
 export type OwnKeyObject = z.infer<typeof ownKeySchema>;
 
@@ -36,6 +40,7 @@ export function ownKeyObject(k: KeyRecord): OwnKeyObject {
     limit_tokens: k.limitTokens,
     models: k.models,
     limits: k.limits && limitsObject(k.limits),
+    budget: k.budget && budgetObject(k.budget),
   };
 }
 
@@ -62,5 +67,11 @@ export const createOwnKeyRequest = z.strictObject({
   limit_tokens: tokenAmount.nullish(),
   /** The key's own rate and concurrency limits (an account holder may restrict a key); unset: none. */
   limits: limitsSchema.nullish(),
+  /** The key's budget per UTC day, week or month; unset: none. */
+  budget: budgetWire.nullish(),
 });
 export type CreateOwnKeyRequest = z.input<typeof createOwnKeyRequest>;
+
+/** `PATCH /console/api/keys/:id`: a new budget for one of the holder's keys (null removes it). */
+export const updateOwnKeyRequest = z.strictObject({ budget: budgetWire.nullable() });
+export type UpdateOwnKeyRequest = z.input<typeof updateOwnKeyRequest>;

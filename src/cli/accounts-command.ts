@@ -6,6 +6,8 @@ import { clientFor, common, expiry, expiryOptions, positiveInt, print, readPassw
 import { packagesTable } from './keys-command';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
 import type { AccountObject } from '../api';
+import { budgetCommand, budgetOption, budgetRows, budgetText } from './budget-cli';
+import type { BudgetRequest } from '../api';
 
 const ROLES = ['member', 'admin'];
 
@@ -29,7 +31,7 @@ const accountLine = (a: AccountObject) => `${a.id}${a.email ? ` <${a.email}>` : 
 export function accountsCommand(program: Command): void {
   const accounts = program.command('accounts').description('create, list, show, update and disable accounts');
 
-  limitOptions(common(accounts.command('create')))
+  budgetOption(limitOptions(common(accounts.command('create'))), 'all its keys together')
     .description('create an account (with --role admin and a password: a console administrator)')
     .option('--email <email>', 'the login email (lower-cased; unique)')
     .option('--name <name>', 'a display name')
@@ -40,7 +42,15 @@ export function accountsCommand(program: Command): void {
     .action(
       async (
         opts: Common &
-          LimitFlags & { email?: string; name?: string; role?: string; password?: string; passwordStdin?: boolean; tokens?: number },
+          LimitFlags & {
+            email?: string;
+            name?: string;
+            role?: string;
+            password?: string;
+            passwordStdin?: boolean;
+            tokens?: number;
+            budget?: BudgetRequest;
+          },
       ) => {
         const a = await clientFor(opts).createAccount({
           email: opts.email,
@@ -49,13 +59,15 @@ export function accountsCommand(program: Command): void {
           password: await password(opts),
           tokens: opts.tokens,
           limits: limitsFrom(opts),
+          budget: opts.budget,
         });
         print(
           opts,
           a,
           () =>
             `Created account ${accountLine(a)}, ${a.role}, with a balance of ${count(a.balance)} tokens` +
-            (a.limits ? `, limits: ${limitsText(a.limits)}.` : '.'),
+            (a.limits ? `, limits: ${limitsText(a.limits)}` : '') +
+            (a.budget ? `, budget: ${budgetText(a.budget)}.` : '.'),
         );
       },
     );
@@ -95,6 +107,7 @@ export function accountsCommand(program: Command): void {
               ['password', a.has_password ? 'set' : 'none'],
               ['created', time(a.created)],
               ...limitRows(a.limits, a.limit_use),
+              ...budgetRows(a.budget),
               ['balance', count(a.balance)],
               ['reserved', count(a.reserved)],
               ['debt', count(a.debt)],
@@ -147,6 +160,7 @@ export function accountsCommand(program: Command): void {
   }
 
   limitsCommand(accounts, 'account', (client, id, limits) => client.updateAccount(id, { limits }));
+  budgetCommand(accounts, 'account', (client, id, budget) => client.updateAccount(id, { budget }));
 
   expiryOptions(common(accounts.command('grant')), 'package')
     .description('grant a token package to an account')

@@ -70,6 +70,10 @@ export class AdminClient {
     const body: PatchKeyRequest = { limits };
     return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, body);
   }
+  setKeyBudget(id: string, budget: PatchKeyRequest['budget']): Promise<KeyObject> {
+    const body: PatchKeyRequest = { budget };
+    return this.call('PATCH', `/admin/keys/${encodeURIComponent(id)}`, body);
+  }
   revokeKey(id: string): Promise<RevokedKeyObject> {
     return this.call('DELETE', `/admin/keys/${encodeURIComponent(id)}`);
   }

@@ -4,11 +4,13 @@ import type { PackageObject } from '../api';
 import { count, table, time } from './cli-format';
 import { clientFor, common, expiry, expiryOptions, modelList, positiveInt, print, type Common } from './cli-options';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
+import { budgetCommand, budgetOption, budgetRows, budgetText } from './budget-cli';
+import type { BudgetRequest } from '../api';
 
 export function keysCommand(program: Command): void {
   const keys = program.command('keys').description('create, list, show and revoke API keys');
 
-  limitOptions(expiryOptions(common(keys.command('create')), 'key'))
+  budgetOption(limitOptions(expiryOptions(common(keys.command('create')), 'key')), 'the key')
     .description('create a key (in a new account of its own, unless --account names one); its secret is shown once')
     .option('--name <name>', 'a label for the key')
     .option('--account <id>', 'the account whose balance the key spends')
@@ -26,6 +28,7 @@ export function keysCommand(program: Command): void {
             expiresAt?: number;
             expiresIn?: number;
             models?: string;
+            budget?: BudgetRequest;
           },
       ) => {
         const created = await clientFor(opts).createKey({
@@ -36,11 +39,13 @@ export function keysCommand(program: Command): void {
           expires_at: expiry(opts),
           models: modelList(opts.models),
           limits: limitsFrom(opts),
+          budget: opts.budget,
         });
         print(opts, created, () =>
           [
             `Created key ${created.id}${created.name ? ` (${created.name})` : ''} with a balance of ${count(created.balance)} tokens` +
-              (created.limits ? `, limits: ${limitsText(created.limits)}.` : '.'),
+              (created.limits ? `, limits: ${limitsText(created.limits)}` : '') +
+              (created.budget ? `, budget: ${budgetText(created.budget)}.` : '.'),
             `Secret, shown only now; store it safely:`,
             ``,
             `  ${created.key}`,
@@ -100,6 +105,7 @@ export function keysCommand(program: Command): void {
               ['cap', k.limit_tokens === null ? '-' : count(k.limit_tokens)],
               ['spent', count(k.spent_tokens)],
               ...limitRows(k.limits, k.limit_use),
+              ...budgetRows(k.budget),
               ['balance', count(k.balance)],
               ['reserved', count(k.reserved)],
               ['debt', count(k.debt)],
@@ -116,6 +122,7 @@ export function keysCommand(program: Command): void {
     });
 
   limitsCommand(keys, 'key', (client, id, limits) => client.setKeyLimits(id, limits));
+  budgetCommand(keys, 'key', (client, id, budget) => client.setKeyBudget(id, budget));
 
   common(keys.command('revoke'))
     .description('revoke a key; its next request is refused')

@@ -1,6 +1,16 @@
-/** The account holder's API keys: list, create (the secret shown once) and delete; never another account's. */
+/**
+ * The account holder's API keys: list, create (the secret shown once), change the budget, and delete; never another
+ * account's.
+ */
 import { Router } from 'express';
-import { createOwnKeyRequest, ownKeyObject, type CreatedOwnKeyObject, type DeletedKeyObject } from '../api';
+import {
+  createOwnKeyRequest,
+  ownKeyObject,
+  updateOwnKeyRequest,
+  type CreatedOwnKeyObject,
+  type DeletedKeyObject,
+  type OwnKeyObject,
+} from '../api';
 import type { Catalog } from '../catalog/models';
 import { unservedModel } from '../catalog/served-models';
 import { apiError, sendError } from '../http/errors';
@@ -50,11 +60,29 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         models: input.models ? [...new Set(input.models)] : null,
         limitTokens: input.limit_tokens ?? null,
         limits: hasLimits(input.limits) ? input.limits : null,
+        budget: input.budget ?? null,
       });
       if (!record) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
       logger.info({ accountId: account.id, keyId: record.id }, 'key created in the console');
       const answer: CreatedOwnKeyObject = { ...ownKeyObject(record), key: secret.secret };
       res.status(201).json(answer);
+    }),
+  );
+
+  router.patch(
+    '/:id',
+    guard(async (req, res) => {
+      const id = String(req.params.id);
+      const parsed = updateOwnKeyRequest.safeParse(req.body ?? {});
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const key = await store.getKey(id);
+      const account = sessionAccount(res);
+      if (!key || key.accountId !== account.id) return sendError(res, notFound(id));
+      const record = await store.updateKey(id, { budget: parsed.data.budget });
+      if (!record) return sendError(res, notFound(id));
+      logger.info({ accountId: account.id, keyId: id }, 'key budget changed in the console');
+      const answer: OwnKeyObject = ownKeyObject(record);
+      res.json(answer);
     }),
   );
 

@@ -27,6 +27,8 @@ const CATALOG = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   request_headers_too_large: { status: 431, type: 'invalid_request_error' },
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  // Not retryable before the budget's period ends (x-should-retry: false); the message and x-budget-reset say when.
+  budget_exceeded: { status: 429, type: 'insufficient_quota' },
   // Retryable: no x-should-retry: false, so the OpenAI SDKs back off (by Retry-After) and try again on their own.
   rate_limit_exceeded: { status: 429, type: 'requests' },
   too_many_attempts: { status: 429, type: 'rate_limit_error' },
@@ -95,7 +97,9 @@ export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Rec
     'content-length': Buffer.byteLength(payload),
     ...extraHeaders,
   };
-  if (err.code === 'insufficient_quota' || err.code === 'invalid_api_key') headers['x-should-retry'] = 'false';
+  if (err.code === 'insufficient_quota' || err.code === 'budget_exceeded' || err.code === 'invalid_api_key') {
+    headers['x-should-retry'] = 'false';
+  }
   if (err.code === 'invalid_api_key') headers['www-authenticate'] = 'Bearer realm="tokenmeter"';
   res.writeHead(status, headers);
   res.end(payload);

@@ -52,6 +52,7 @@ describe('admin API: accounts (redis store)', () => {
       has_password: true,
       created: expect.any(Number),
       limits: null,
+      budget: null,
       balance: 1000,
     });
     const stored = await t.s.store.findAccountByEmail('ada@example.com');

@@ -70,6 +70,7 @@ describe('admin API (redis store)', () => {
         last_used: null,
         status: 'active',
         limits: null,
+        budget: null,
         balance: 5000,
       });
       const shown = await admin().get(`/admin/keys/${res.body.id}`);

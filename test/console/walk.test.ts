@@ -169,6 +169,9 @@ describe('the console in Chromium', () => {
     // Rate limits the self-service API accepts (issue 13): a key of one's own may be held to them.
     await page.getByLabel('Requests per minute').fill('60');
     await page.getByLabel('Requests at once').fill('2');
+    // A budget per UTC period (issue 22), shown in the list with what the period spent.
+    await page.getByLabel('Tokens per period').fill('100000');
+    await page.getByLabel('Period', { exact: true }).selectOption('week');
     await review(w, 'keys-form');
     await page.getByRole('button', { name: 'Create key' }).click();
 
@@ -188,6 +191,7 @@ describe('the console in Chromium', () => {
     await expect(row.innerText()).resolves.toContain('20,000');
     await expect(row.locator('td[data-label="Models"]').innerText()).resolves.toBe(MODEL);
     await expect(row.locator('td[data-label="Limits"]').innerText()).resolves.toBe('60 requests/min, 2 at once');
+    await expect(row.locator('td[data-label="Budget"]').innerText()).resolves.toBe('0 of 100,000 this week');
 
     // The secret lives only in the page's memory: not in storage, the URL or a cookie the page can read.
     await page.getByRole('button', { name: 'I have stored it' }).click();

@@ -1,7 +1,7 @@
 /**
  * Limits across processes: two proxy processes on one Redis, then on a three-master Redis Cluster. A limit admits
- * exactly its count however the requests are spread, max_concurrent holds at the upstream, and a proxy killed with
- * kill -9 mid-stream frees its slots once their leases lapse.
+ * exactly its count however the requests are spread, and a budget exactly what fits, max_concurrent holds at the
+ * upstream, and a proxy killed with kill -9 mid-stream frees its slots once their leases lapse.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,9 @@ import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { keyWithTokens, testRedisUrl } from '../helpers/stores';
-import { startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
+import { jsonReply, startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
+import type { ChatRequest } from '../../src/http/chat-request';
+import { promptTokenBound } from '../../src/metering/estimate';
 
 jest.setTimeout(60_000);
 
@@ -35,7 +37,8 @@ describe.each([
   let env: Record<string, string>;
   let proxies: ProxyProcess[];
 
-  const start = () => startProxyProcess({ ...env, JOURNAL_FILE: join(mkdtempSync(join(tmpdir(), 'tm-limits-')), 'journal') });
+  const start = (over: Record<string, string> = {}) =>
+    startProxyProcess({ ...env, JOURNAL_FILE: join(mkdtempSync(join(tmpdir(), 'tm-limits-')), 'journal'), ...over });
   const post = (proxy: ProxyProcess, secret: string, body: object) =>
     request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).send(body);
 
@@ -95,6 +98,38 @@ describe.each([
     const refused = results.filter((r) => r.status !== 200);
     expect(refused.every((r) => r.status === 429 && r.body.error.code === 'rate_limit_exceeded')).toBe(true);
     expect(refused.every((r) => r.body.error.message.includes(`on this ${level}`))).toBe(true);
+  });
+
+  it.each([
+    ['key', 'day'],
+    ['account', 'month'],
+  ] as const)("admits exactly what fits a %s's budget per %s of 200 requests fired at once through both", async (level, period) => {
+    // Usage equal to each reservation (the prompt's byte bound and 5 tokens): settling frees nothing, so what fits is exact.
+    const charge = promptTokenBound(chatBody() as unknown as ChatRequest) + 5;
+    upstream.behave(jsonReply({ promptTokens: charge - 5 }));
+    const budget = { tokens: 30 * charge, period };
+    const first = await keyWithTokens(store, 1_000_000, level === 'key' ? { budget } : {});
+    const second = await keyWithTokens(store, 0, { accountId: first.accountId });
+    if (level === 'account') await store.updateAccount(first.accountId, { budget });
+    const secrets = level === 'key' ? [first.secret] : [first.secret, second.secret];
+    // Leases long enough that none lapses under this load (a lapsed one gives back its hold, as a crashed proxy's must),
+    // and store calls that may wait (a refusal reserves twice: the byte bound, then the exact count).
+    const patient = { RESERVATION_LEASE_SECONDS: '60', STORE_TIMEOUT_MS: '10000' };
+    const pair = [await start(patient), await start(patient)];
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => post(pair[i % 2], secrets[i % secrets.length], chatBody({ model: FREE, max_tokens: 5 }))),
+    ).finally(() => Promise.all(pair.map((p) => p.stop())));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(30);
+    // Every other one refused by the budget (the set, so a failure shows what else came).
+    expect([...new Set(results.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.error?.code}`))]).toEqual([
+      '429 budget_exceeded',
+    ]);
+    // The proxies settle after answering: wait for the ledger, then read the budget.
+    await eventually(async () => expect((await store.getAccount(first.accountId))?.usage.requests).toBe(30));
+    expect((level === 'key' ? await store.getKey(first.id) : await store.getAccount(first.accountId))?.budget).toMatchObject({
+      spent: 30 * charge,
+      reserved: 0,
+    });
   });
 
   it.each(LEVELS)('never has more than max_concurrent streams at the upstream, of 50 at once (%s level)', async (level) => {

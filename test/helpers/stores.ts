@@ -7,6 +7,7 @@ import type { AccountStore } from '../../src/store/ports/account-store';
 import type { KeyStore } from '../../src/store/ports/key-store';
 import type { Store } from '../../src/store/ports/store';
 import { generateKey } from '../../src/http/keys';
+import type { Budget } from '../../src/limits/budget';
 import type { Limits } from '../../src/limits/limits';
 
 export function testRedisUrl(): string {
@@ -26,7 +27,8 @@ export interface StoreUnderTest {
 export const storeKinds = ['memory', 'redis'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
-export async function makeStore(kind: StoreKind, options: { limitWindowMs?: number } = {}): Promise<StoreUnderTest> {
+/** `now`: the store's clock (in memory everything's; in Redis the budgets' periods, leases keeping the server's TIME). */
+export async function makeStore(kind: StoreKind, options: { limitWindowMs?: number; now?: () => number } = {}): Promise<StoreUnderTest> {
   if (kind === 'memory') {
     const store = new MemoryStore(options);
     return { store, close: () => store.close() };
@@ -59,7 +61,14 @@ export async function newAccount(store: AccountStore, name = 'test'): Promise<st
 export async function keyWithTokens(
   store: AccountStore & KeyStore,
   tokens: number,
-  extra: { models?: string[]; expiresAt?: number | null; limitTokens?: number | null; accountId?: string; limits?: Limits | null } = {},
+  extra: {
+    models?: string[];
+    expiresAt?: number | null;
+    limitTokens?: number | null;
+    accountId?: string;
+    limits?: Limits | null;
+    budget?: Budget | null;
+  } = {},
 ): Promise<{ id: string; accountId: string; secret: string }> {
   const accountId = extra.accountId ?? (await newAccount(store));
   const k = generateKey();
@@ -71,6 +80,7 @@ export async function keyWithTokens(
     models: extra.models ?? null,
     limitTokens: extra.limitTokens ?? null,
     limits: extra.limits ?? null,
+    budget: extra.budget ?? null,
   });
   if (!rec) throw new Error(`no account ${accountId}`);
   if (tokens > 0) await store.grantPackage(accountId, { tokens, expiresAt: null });

@@ -116,11 +116,14 @@ export function streamReply(
   };
 }
 
-/** A non-streamed completion with usage (prompt 17, completion = number of tokens produced). */
-export function jsonReply(options: { tokens?: string[]; usage?: boolean; pretty?: boolean } & AnswerStyle = {}): Behaviour {
+/** A non-streamed completion with usage (prompt PROMPT_TOKENS or `promptTokens`, completion = number of tokens produced). */
+export function jsonReply(
+  options: { tokens?: string[]; usage?: boolean; pretty?: boolean; promptTokens?: number } & AnswerStyle = {},
+): Behaviour {
   return (call, _req, res) => {
     const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? Infinity;
     const tokens = (options.tokens ?? words(5)).slice(0, limit);
+    const prompt = options.promptTokens ?? PROMPT_TOKENS;
     const body = {
       id: 'chatcmpl-test',
       object: 'chat.completion',
@@ -129,7 +132,7 @@ export function jsonReply(options: { tokens?: string[]; usage?: boolean; pretty?
       choices: [{ index: 0, message: { role: 'assistant', content: tokens.join('') }, finish_reason: 'stop' }],
       ...(options.usage === false
         ? {}
-        : { usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length } }),
+        : { usage: { prompt_tokens: prompt, completion_tokens: tokens.length, total_tokens: prompt + tokens.length } }),
     };
     // Pretty-printed as some servers do, with a space before the colon too, so a rewrite must keep the whitespace.
     const text = options.pretty ? JSON.stringify(body, null, 2).replace('"model":', '"model" :') + '\n' : JSON.stringify(body);

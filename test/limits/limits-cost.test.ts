@@ -1,7 +1,7 @@
 /**
  * What limits cost in Redis, watched with MONITOR: a request on a key and account without limits makes the same calls
  * as before limits existed (RESERVE and SETTLE, nothing touching a limit key); key and account limits add work inside
- * those scripts but no call; only a model with limits adds its own.
+ * those scripts but no call; only a model with limits adds its own. Budgets likewise: none, no write; some, no call.
  */
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -16,6 +16,8 @@ describe('the cost of limits in Redis calls', () => {
   let monitor: Redis;
   /** [client commands (the proxy's calls), commands run inside scripts] while a request runs. */
   let seen: { lua: boolean; args: string[] }[] = [];
+  /** The commands of the last request callsFor measured. */
+  let last: { lua: boolean; args: string[] }[] = [];
 
   beforeAll(async () => {
     base = new Redis(testRedisUrl());
@@ -52,6 +54,7 @@ describe('the cost of limits in Redis calls', () => {
     // MONITOR sees every client of the shared test Redis: only this store's commands (their keys carry its prefix).
     const prefix = t.s.prefix as string;
     const during = seen.filter((c) => !c.args.some((a) => a.includes(':sync:')) && c.args.some((a) => a.includes(prefix)));
+    last = during;
     return {
       calls: during.filter((c) => !c.lua).map((c) => (c.args[0].toLowerCase().startsWith('eval') ? 'script' : c.args[0].toLowerCase())),
       limitKeys: during.some((c) => c.args.some((a) => /:l[wtc](:|$)/.test(a))),
@@ -67,6 +70,22 @@ describe('the cost of limits in Redis calls', () => {
     const key = await keyWithTokens(t.s.store, 100_000, { limits: { rpm: 1_000 } });
     await t.s.store.updateAccount(key.accountId, { limits: { tpm: 1_000_000 } });
     expect(await callsFor(key.secret)).toEqual({ calls: ['script', 'script'], limitKeys: true });
+  });
+
+  /** Whether the last request wrote a budget's counters (bp, bs, bh). */
+  const budgetWrites = () => last.some((c) => c.lua && /^(hset|hincrby)$/i.test(c.args[0]) && c.args.some((a) => /^b[psh]$/.test(a)));
+
+  it('adds no call and writes no budget counter for a key and account without a budget', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    expect((await callsFor(key.secret)).calls).toEqual(['script', 'script']);
+    expect(budgetWrites()).toBe(false);
+  });
+
+  it('checks and counts key and account budgets inside the same two scripts', async () => {
+    const key = await keyWithTokens(t.s.store, 100_000, { budget: { tokens: 1_000_000, period: 'day' } });
+    await t.s.store.updateAccount(key.accountId, { budget: { tokens: 1_000_000, period: 'month' } });
+    expect((await callsFor(key.secret)).calls).toEqual(['script', 'script']);
+    expect(budgetWrites()).toBe(true);
   });
 
   it("adds the model's own step only for a model with limits", async () => {

@@ -6,6 +6,7 @@
 import type { Model } from '../../catalog/models';
 import { apiError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
 import type { LevelUse, LimitRefusal } from '../../limits/limits';
+import { budgetRefusal } from '../../limits/budget-response';
 import { rateLimitHeaders, rateLimitRefusal } from '../../limits/rate-limit-response';
 import type { Meter } from '../../metering/metering';
 import type { Logger } from '../../observability/logger';
@@ -68,7 +69,10 @@ export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned
     }
     reservation = await once();
     // A tight balance: the bound may be costing this request tokens. Count exactly and reserve again (it replaces).
-    const short = reservation.kind === 'insufficient_quota' || (reservation.kind === 'reserved' && reservation.allowance < allowance);
+    const short =
+      reservation.kind === 'insufficient_quota' ||
+      reservation.kind === 'budget_exceeded' ||
+      (reservation.kind === 'reserved' && reservation.allowance < allowance);
     if (short && !prompt.exact) {
       prompt.count();
       reservation = await once();
@@ -81,6 +85,10 @@ export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned
   if (reservation.kind !== 'reserved') {
     undoModel();
     if (reservation.kind === 'rate_limited') return rateLimited(deps.metrics, reservation.refusal);
+    if (reservation.kind === 'budget_exceeded') {
+      const { error, headers } = budgetRefusal(reservation.refusal);
+      return { kind: 'refused', error, headers };
+    }
     return { kind: 'refused', error: refusal(reservation, model) };
   }
   // OpenAI's headers for the tightest level, only when some level has limits (else nothing to say, nothing to do).
@@ -90,7 +98,7 @@ export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned
 }
 
 /** Why the store refused the reservation, as the client reads it. */
-function refusal(reservation: Exclude<ReserveResult, { kind: 'reserved' | 'rate_limited' }>, model: Model): ApiError {
+function refusal(reservation: Exclude<ReserveResult, { kind: 'reserved' | 'rate_limited' | 'budget_exceeded' }>, model: Model): ApiError {
   switch (reservation.kind) {
     case 'invalid_key':
       return apiError('invalid_api_key', `This API key is ${reservation.reason === 'not_found' ? 'unknown' : reservation.reason}.`);

@@ -18,7 +18,7 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
   async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
     const acc = this.accounts.get(accountId);
     if (!acc) return undefined;
-    const record: KeyRecord = {
+    const record: Key['record'] = {
       id: newId('key'),
       accountId,
       name: input.name,
@@ -32,11 +32,13 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
       lastUsed: null,
       limits: input.limits ?? null,
     };
-    this.keys.set(record.id, { record, reserved: 0, usage: zeroTotals() });
+    const key: Key = { record, budget: input.budget ?? null, reserved: 0, usage: zeroTotals() };
+    this.keys.set(record.id, key);
     acc.keys.push(record.id);
     if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, { keyId: record.id, accountId });
-    if (this.wants.types.has('key.created')) emitEvent(acc, 'key.created', keyCreatedData(record));
-    return copyKey(record);
+    const copy = copyKey(key, this.now());
+    if (this.wants.types.has('key.created')) emitEvent(acc, 'key.created', keyCreatedData(copy));
+    return copy;
   }
 
   async findKeyId(hash: string): Promise<KeyRef | undefined> {
@@ -50,7 +52,7 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
     const acc = this.accounts.get(key.record.accountId) as Account;
     this.purge(acc);
     return {
-      ...copyKey(key.record),
+      ...copyKey(key, this.now()),
       balance: Math.min(this.available(acc), capLeft(key)),
       reserved: key.reserved,
       debt: acc.debt,
@@ -64,12 +66,14 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
     const key = this.keys.get(keyId);
     if (!key) return undefined;
     if (patch.limits !== undefined) key.record.limits = patch.limits;
-    return copyKey(key.record);
+    if (patch.budget !== undefined) key.budget = patch.budget;
+    return copyKey(key, this.now());
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
     const ids = accountId === undefined ? [...this.keys.keys()] : (this.accounts.get(accountId)?.keys ?? []);
-    return ids.map((id) => copyKey((this.keys.get(id) as Key).record));
+    const now = this.now();
+    return ids.map((id) => copyKey(this.keys.get(id) as Key, now));
   }
 
   async revokeKey(keyId: string): Promise<boolean> {

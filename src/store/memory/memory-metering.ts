@@ -3,17 +3,19 @@
  * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold. The layer
  * of MemoryStore (memory-store.ts) above the model limits; the key and account layers build on its state.
  */
+import { periodEnd } from '../../limits/budget';
 import { admitAll, LimitWindow, type HeldLevel } from '../../limits/limit-window';
 import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
+import { budgetViews, chargeBudgets, holdBudgets, unholdBudget } from './memory-budgets';
 import { LedgerCursors } from './memory-ledger';
 import { MemoryModelLimits } from './memory-model-limits';
 import { checkLowBalance, emitEvent } from './memory-outbox';
-import { addUsage, capLeft, type Account, type Key } from './memory-records';
+import { addUsage, capLeft, type Account, type Key, type Reservation } from './memory-records';
 import { NO_EVENTS, usageSettledData, type EventWants } from '../records/events';
 
 export interface MemoryStoreOptions {
-  /** The clock, in ms. Default Date.now. */
+  /** The clock, in ms: leases, expiry, and the budgets' periods. Default Date.now. */
   now?: () => number;
   /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
   ledgerLimit?: number;
@@ -71,8 +73,23 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     if (available < r.fixed + r.unit) {
       return refused({ kind: 'insufficient_quota', available, limitedBy: keyLeft < accountLeft ? 'key' : 'account' });
     }
+    // Budgets count like the balance: the allowance is lowered to what the tightest leaves, refused below one token.
+    const budgets = budgetViews(key, acc, now);
+    let budgetLeft = Infinity;
+    for (const b of budgets ?? []) {
+      const left = b.budget.tokens - b.used;
+      if (left < budgetLeft) budgetLeft = left;
+      if (left < r.fixed + r.unit) {
+        const requested = Math.ceil(r.fixed + r.unit);
+        const resetsAt = periodEnd(b.budget.period, b.start);
+        return refused({
+          kind: 'budget_exceeded',
+          refusal: { level: b.level, budget: { ...b.budget }, used: b.used, requested, resetsAt },
+        });
+      }
+    }
     // No output (embeddings: unit 0): the reservation is the prompt's alone.
-    let per = r.unit > 0 ? Math.min(r.allowance, Math.floor((available - r.fixed) / r.unit)) : 0;
+    let per = r.unit > 0 ? Math.min(r.allowance, Math.floor((Math.min(available, budgetLeft) - r.fixed) / r.unit)) : 0;
     // A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
     if (levels && r.defaultAllowance && r.unit > 0) {
       for (const l of levels)
@@ -81,7 +98,9 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     const amount = Math.ceil(r.fixed + per * r.unit);
     const admitted = levels && admitAll(levels, { tokens: amount, requestId: r.requestId, leaseMs: r.leaseMs }, now);
     if (admitted?.kind === 'rate_limited') return refused(admitted);
-    acc.reservations.set(r.requestId, { amount, keyId: r.keyId, deadline: now + r.leaseMs });
+    const held: Reservation = { amount, keyId: r.keyId, deadline: now + r.leaseMs };
+    if (budgets) held.budgets = holdBudgets(budgets, amount);
+    acc.reservations.set(r.requestId, held);
     acc.reserved += amount;
     if (key) key.reserved += amount;
     return admitted ? { kind: 'reserved', allowance: per, amount, limitUse: admitted.uses } : { kind: 'reserved', allowance: per, amount };
@@ -112,9 +131,11 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     const markerExpiry = acc.settled.get(s.requestId);
     if (markerExpiry !== undefined && markerExpiry > nowMs) return 'duplicate';
     this.purge(acc);
-    this.dropReservation(acc, s.requestId);
+    const held = this.dropReservation(acc, s.requestId);
     const key = this.keyOf(s.keyId);
     for (const l of this.levels(acc, key) ?? []) l.window.end(s.requestId, { kind: 'settle', tokens: s.chargedTokens }, nowMs);
+    const budgets = budgetViews(key, acc, nowMs);
+    if (budgets) chargeBudgets(budgets, held?.budgets, s.chargedTokens);
     let left = s.chargedTokens;
     const now = this.seconds();
     const live = acc.packages
@@ -168,15 +189,19 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     }
   }
 
-  /** True when the request held a reservation. */
-  private dropReservation(acc: Account, requestId: string): boolean {
+  /** Drops the request's reservation, giving back what it held; the reservation, or undefined when it held none. */
+  private dropReservation(acc: Account, requestId: string): Reservation | undefined {
     const held = acc.reservations.get(requestId);
-    if (!held) return false;
+    if (!held) return undefined;
     acc.reservations.delete(requestId);
     acc.reserved -= held.amount;
     const key = held.keyId === null ? undefined : this.keys.get(held.keyId);
     if (key) key.reserved -= held.amount;
-    return true;
+    if (held.budgets) {
+      unholdBudget(acc, held.budgets.account, held.amount);
+      unholdBudget(key, held.budgets.key, held.amount);
+    }
+    return held;
   }
 
   private keyOf(keyId: string | null): Key | undefined {

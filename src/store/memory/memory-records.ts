@@ -1,16 +1,27 @@
 /** The memory store's internal records of accounts and keys, and the pure helpers that read and update them. */
+import { budgetStatus } from '../../limits/budget';
 import type { LimitWindow } from '../../limits/limit-window';
 import type { AccountRecord } from '../records/account';
 import type { KeyRecord } from '../records/key';
 import type { OutboxEvent } from '../records/events';
+import type { Budgeted, BudgetHolds } from './memory-budgets';
 import type { Settlement, UsageRecord } from '../records/metering';
 import type { TokenPackage, UsageTotals } from '../records/common';
 
-export interface Account {
-  record: AccountRecord;
+/** A reservation: its amount, the key it was reserved on, its lease deadline (ms), and what it holds of budgets. */
+export interface Reservation {
+  amount: number;
+  keyId: string | null;
+  deadline: number;
+  budgets?: BudgetHolds;
+}
+
+/** An account: its record (the budget kept apart, in `budget` and `counters`) and its money. */
+export interface Account extends Budgeted {
+  record: Omit<AccountRecord, 'budget'>;
   packages: TokenPackage[];
-  /** request id -> reserved amount, the key it was reserved on, and lease deadline (ms) */
-  reservations: Map<string, { amount: number; keyId: string | null; deadline: number }>;
+  /** request id -> its reservation */
+  reservations: Map<string, Reservation>;
   reserved: number;
   debt: number;
   ledger: UsageRecord[];
@@ -35,8 +46,9 @@ export interface AccountEvents {
   low: boolean;
 }
 
-export interface Key {
-  record: KeyRecord;
+export interface Key extends Budgeted {
+  /** The key's record, its budget kept apart (in `budget` and `counters`). */
+  record: Omit<KeyRecord, 'budget'>;
   /** Reserved by this key's requests in flight. */
   reserved: number;
   usage: UsageTotals;
@@ -52,8 +64,15 @@ export function capLeft(key: Key): number {
   return cap === null ? Infinity : cap - key.record.spentTokens - key.reserved;
 }
 
-export function copyKey(record: KeyRecord): KeyRecord {
-  return { ...record, models: record.models ? [...record.models] : null };
+/** The key's record as the store hands it out, its budget's use at `ms`. */
+export function copyKey(key: Key, ms: number): KeyRecord {
+  const { record } = key;
+  return { ...record, models: record.models ? [...record.models] : null, budget: key.budget && budgetStatus(key.budget, key.counters, ms) };
+}
+
+/** The account's record as the store hands it out, its budget's use at `ms`. */
+export function copyAccount(acc: Account, ms: number): AccountRecord {
+  return { ...acc.record, budget: acc.budget && budgetStatus(acc.budget, acc.counters, ms) };
 }
 
 export function addUsage(totals: UsageTotals, s: Settlement): void {

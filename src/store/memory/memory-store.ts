@@ -26,7 +26,7 @@ import { accountData, packageGrantedData, type EventWants, type OutboxEvent } fr
 import { readLedgers } from './memory-ledger';
 import { checkLowBalance, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
-import { zeroTotals, type Account } from './memory-records';
+import { copyAccount, zeroTotals, type Account } from './memory-records';
 
 export class MemoryStore extends MemoryKeys implements Store {
   readonly kind = 'memory' as const;
@@ -34,9 +34,11 @@ export class MemoryStore extends MemoryKeys implements Store {
 
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
-    const record: AccountRecord = { id: newId('acc'), ...input, created: this.seconds(), limits: input.limits ?? null };
-    this.accounts.set(record.id, {
+    const { budget = null, ...fields } = input;
+    const record: Account['record'] = { id: newId('acc'), ...fields, created: this.seconds(), limits: input.limits ?? null };
+    const acc: Account = {
       record,
+      budget,
       packages: [],
       reservations: new Map(),
       reserved: 0,
@@ -46,10 +48,12 @@ export class MemoryStore extends MemoryKeys implements Store {
       settled: new Map(),
       grants: new Map(),
       keys: [],
-    });
+    };
+    this.accounts.set(record.id, acc);
     if (input.email !== null) this.byEmail.set(input.email, record.id);
-    if (this.wants.types.has('account.created')) emitEvent(this.accounts.get(record.id) as Account, 'account.created', accountData(record));
-    return { kind: 'created', account: { ...record } };
+    const account = copyAccount(acc, this.now());
+    if (this.wants.types.has('account.created')) emitEvent(acc, 'account.created', accountData(account));
+    return { kind: 'created', account };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
@@ -57,7 +61,7 @@ export class MemoryStore extends MemoryKeys implements Store {
     if (!acc) return undefined;
     this.purge(acc);
     return {
-      ...acc.record,
+      ...copyAccount(acc, this.now()),
       balance: this.available(acc),
       reserved: acc.reserved,
       debt: acc.debt,
@@ -74,7 +78,7 @@ export class MemoryStore extends MemoryKeys implements Store {
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
     const id = this.byEmail.get(email);
     const acc = id === undefined ? undefined : this.accounts.get(id);
-    return acc ? { ...acc.record } : undefined;
+    return acc ? copyAccount(acc, this.now()) : undefined;
   }
 
   async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
@@ -82,9 +86,9 @@ export class MemoryStore extends MemoryKeys implements Store {
     const out: AccountRecord[] = [];
     for (const id of [...this.accounts.keys()].sort()) {
       if (q.after !== undefined && id <= q.after) continue;
-      const { record } = this.accounts.get(id) as Account;
-      if (search !== undefined && !matchesSearch(record, search)) continue;
-      out.push({ ...record });
+      const acc = this.accounts.get(id) as Account;
+      if (search !== undefined && !matchesSearch(acc.record, search)) continue;
+      out.push(copyAccount(acc, this.now()));
       if (out.length >= q.limit) break;
     }
     return out;
@@ -102,7 +106,8 @@ export class MemoryStore extends MemoryKeys implements Store {
     if (patch.role !== undefined) acc.record.role = patch.role;
     if (patch.passwordHash !== undefined) acc.record.passwordHash = patch.passwordHash;
     if (patch.limits !== undefined) acc.record.limits = patch.limits;
-    return { ...acc.record };
+    if (patch.budget !== undefined) acc.budget = patch.budget;
+    return copyAccount(acc, this.now());
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {

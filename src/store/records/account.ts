@@ -1,4 +1,5 @@
 /** What the store keeps of an account (who it is, its limits, its money) and of the packages granted to it. */
+import type { Budget, BudgetStatus } from '../../limits/budget';
 import type { LevelUse, Limits } from '../../limits/limits';
 import type { TokenPackage, UnixSeconds, UsageTotals } from './common';
 
@@ -18,6 +19,8 @@ export interface AccountRecord {
   created: UnixSeconds;
   /** Rate and concurrency limits shared by all the account's keys; null: none. */
   limits: Limits | null;
+  /** The budget all the account's keys share per day, week or month, and its use in the period in force; null: none. */
+  budget: BudgetStatus | null;
 }
 
 export interface AccountState extends AccountRecord {
@@ -41,6 +44,8 @@ export interface NewAccount {
   status: AccountStatus;
   /** Rate and concurrency limits; null or absent: none. */
   limits?: Limits | null;
+  /** The budget; null or absent: none. */
+  budget?: Budget | null;
 }
 
 export interface AccountPatch {
@@ -50,6 +55,8 @@ export interface AccountPatch {
   passwordHash?: string | null;
   /** New limits (replacing the old ones), from the account's next request; null: none. */
   limits?: Limits | null;
+  /** A new budget (what the period used so far still counts), from the account's next request; null: none. */
+  budget?: Budget | null;
 }
 
 export type CreateAccountResult = { kind: 'created'; account: AccountRecord } | { kind: 'email_taken' };

@@ -1,4 +1,5 @@
 /** What the store keeps of an API key: its record, its state (balance, cap, usage), and its status now. */
+import type { Budget, BudgetStatus } from '../../limits/budget';
 import type { LevelUse, Limits } from '../../limits/limits';
 import type { TokenPackage, UnixSeconds, UsageTotals } from './common';
 
@@ -22,6 +23,8 @@ export interface KeyRecord {
   lastUsed: UnixSeconds | null;
   /** Rate and concurrency limits of this key alone; null: none. */
   limits: Limits | null;
+  /** The key's budget per day, week or month, and its use in the period in force; null: none. */
+  budget: BudgetStatus | null;
 }
 
 /** `active`, or why the key is refused. Derived from the record and the clock. */
@@ -52,12 +55,16 @@ export interface NewKey {
   limitTokens?: number | null;
   /** The key's rate and concurrency limits; null or absent: none. */
   limits?: Limits | null;
+  /** The key's budget; null or absent: none. */
+  budget?: Budget | null;
 }
 
 /** What can change on a key after its creation. */
 export interface KeyPatch {
   /** New limits (replacing the old ones); null: none. */
   limits?: Limits | null;
+  /** A new budget (what the period used so far still counts); null: none. */
+  budget?: Budget | null;
 }
 
 /** What authentication needs to reserve: both ids. The mapping never changes, so callers may cache it. */

@@ -1,4 +1,5 @@
 /** The metering path's requests and answers: reserving, settling, and the usage ledger records settlement writes. */
+import type { BudgetRefusal } from '../../limits/budget';
 import type { LevelUse, LimitRefusal } from '../../limits/limits';
 import type { UnixSeconds } from './common';
 
@@ -35,6 +36,8 @@ export type ReserveResult =
     }
   /** A key or account limit refused the request; nothing was reserved or counted. */
   | { kind: 'rate_limited'; refusal: LimitRefusal }
+  /** The key's or the account's budget for the period cannot cover the request; nothing was reserved or counted. */
+  | { kind: 'budget_exceeded'; refusal: BudgetRefusal }
   /** `limitedBy`: whether the account's balance or the key's cap is what falls short. */
   | { kind: 'insufficient_quota'; available: number; limitedBy: 'account' | 'key' }
   | { kind: 'invalid_key'; reason: InvalidKeyReason }

@@ -4,6 +4,7 @@
  * the metering path.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { budgetStatus, encodeBudget } from '../../limits/budget';
 import { encodeLimits } from '../../limits/limits';
 import { newId } from '../ids';
 import { keyCreatedData, keyRevokedData } from '../records/events';
@@ -48,6 +49,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       reserved: 0,
       last_used: '',
       rl: encodeLimits(input.limits),
+      bg: encodeBudget(input.budget),
     };
     const made = await this.withEvents(
       this.keyScripts.tmCreateKey,
@@ -76,6 +78,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       spentTokens: 0,
       lastUsed: null,
       limits: input.limits ?? null,
+      budget: input.budget ? budgetStatus(input.budget, undefined, this.now()) : null,
     };
   }
 
@@ -84,9 +87,10 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     if (accountId === undefined) return undefined;
     const fields: string[] = [];
     if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
+    if (patch.budget !== undefined) fields.push('bg', encodeBudget(patch.budget));
     // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
     const flat = tuple(await this.keyScripts.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
-    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat));
+    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat), this.now());
   }
 
   async findKeyId(hash: string): Promise<KeyRef | undefined> {
@@ -108,7 +112,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     );
     const parts = tuple(reply, 'KEY_STATE');
     if (parts.length === 0) return undefined;
-    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]]);
+    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]], this.now());
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
@@ -119,9 +123,10 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     const records = await Promise.all(
       owners.map(async ([id, owner]) => [id, owner, await this.redis.hgetall(this.a(owner, `k:${id}`))] as const),
     );
+    const now = this.now();
     return records
       .filter(([, , h]) => h.created !== undefined)
-      .map(([id, owner, h]) => parseKeyRecord(id, owner, h))
+      .map(([id, owner, h]) => parseKeyRecord(id, owner, h, now))
       .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id));
   }
 

@@ -4,6 +4,7 @@
  * slot (layout: scripts/layout.ts), which the key and account layers use too.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { defineScripts } from './define-scripts';
@@ -43,7 +44,18 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     const A = r.accountId;
     const reply = await this.meteringScripts.tmReserve(
       [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [r.requestId, r.fixed, r.unit, r.allowance, r.leaseMs, r.model, r.keyId ?? '', this.windowMs, r.defaultAllowance ? 1 : 0],
+      [
+        r.requestId,
+        r.fixed,
+        r.unit,
+        r.allowance,
+        r.leaseMs,
+        r.model,
+        r.keyId ?? '',
+        this.windowMs,
+        r.defaultAllowance ? 1 : 0,
+        ...periodStarts(this.now()),
+      ],
     );
     return parseReserveReply(reply);
   }
@@ -87,6 +99,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       SETTLE_DEDUP_SECONDS,
       s.keyId ?? '',
       this.windowMs,
+      ...periodStarts(this.now()),
       s.endpoint ?? 'chat',
     ];
     // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.

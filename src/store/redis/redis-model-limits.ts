@@ -14,11 +14,17 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Length of the rpm and tpm windows. Default 60 s. */
   limitWindowMs?: number;
+  /**
+   * The clock of the budgets' periods, in ms (the scripts take the periods' starts from it; leases and expiry keep
+   * the server's TIME). Default Date.now.
+   */
+  now?: () => number;
 }
 
 export abstract class RedisModelLimits implements ModelLimitStore {
   protected readonly prefix: string;
   protected readonly windowMs: number;
+  protected readonly now: () => number;
   private readonly limitScripts;
 
   constructor(
@@ -27,6 +33,7 @@ export abstract class RedisModelLimits implements ModelLimitStore {
   ) {
     this.prefix = options.prefix ?? 'tm:';
     this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
+    this.now = options.now ?? Date.now;
     this.limitScripts = defineScripts(redis, {
       tmLimitAdmit: limitScripts.LIMIT_ADMIT,
       tmLimitEnd: limitScripts.LIMIT_END,

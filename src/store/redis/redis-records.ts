@@ -1,4 +1,5 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
+import { budgetStatus, decodeBudget, periodEnd, type BudgetPeriod, type BudgetStatus } from '../../limits/budget';
 import { decodeLimits, type LevelUse } from '../../limits/limits';
 import { parseLevelUse, parseRefusal } from './limit-replies';
 import type { AccountRecord, AccountState } from '../records/account';
@@ -42,6 +43,16 @@ export function parseReserveReply(reply: unknown): ReserveResult {
     case 'short':
       if (b === 'account' || b === 'key') return { kind: 'insufficient_quota', available: Number(a), limitedBy: b };
       break;
+    case 'budget': {
+      // {'budget', level, tokens, period, used, period start, requested}
+      const period = list[3] as BudgetPeriod;
+      if ((a === 'key' || a === 'account') && list.length === 7 && (period === 'day' || period === 'week' || period === 'month')) {
+        const [, , tokens, , used, start, requested] = list.map(Number);
+        const refusal = { level: a, budget: { tokens, period }, used, requested, resetsAt: periodEnd(period, start) } as const;
+        return { kind: 'budget_exceeded', refusal };
+      }
+      break;
+    }
     case 'invalid':
       if (a === 'not_found' || a === 'revoked' || a === 'expired') return { kind: 'invalid_key', reason: a };
       break;
@@ -55,7 +66,16 @@ export function parseReserveReply(reply: unknown): ReserveResult {
   throw new StoreReplyError(`RESERVE replied ${JSON.stringify(reply)}`);
 }
 
-export function parseAccount(id: string, h: Record<string, string>): AccountRecord {
+/** A hash's budget (fields bg bp bs bh, budget-scripts.ts) and its use at `ms`; null without one. */
+export function parseBudget(h: Record<string, string>, ms: number): BudgetStatus | null {
+  const budget = decodeBudget(h.bg);
+  if (!budget) return null;
+  const counters = h.bp === undefined ? undefined : { start: Number(h.bp), spent: Number(h.bs ?? 0), held: Number(h.bh ?? 0) };
+  return budgetStatus(budget, counters, ms);
+}
+
+/** The account's record; its budget's use as of `ms`, the store's clock. */
+export function parseAccount(id: string, h: Record<string, string>, ms: number): AccountRecord {
   return {
     id,
     email: h.email ? h.email : null,
@@ -65,10 +85,12 @@ export function parseAccount(id: string, h: Record<string, string>): AccountReco
     status: h.status === 'active' ? 'active' : 'disabled',
     created: Number(h.created ?? 0),
     limits: decodeLimits(h.rl),
+    budget: parseBudget(h, ms),
   };
 }
 
-export function parseKeyRecord(id: string, accountId: string, h: Record<string, string>): KeyRecord {
+/** The key's record; its budget's use as of `ms`, the store's clock. */
+export function parseKeyRecord(id: string, accountId: string, h: Record<string, string>, ms: number): KeyRecord {
   const expires = Number(h.expires_at ?? 0);
   const revoked = Number(h.revoked ?? 0);
   const lastUsed = Number(h.last_used || 0);
@@ -85,6 +107,7 @@ export function parseKeyRecord(id: string, accountId: string, h: Record<string, 
     spentTokens: Number(h.spent ?? 0),
     lastUsed: lastUsed > 0 ? lastUsed : null,
     limits: decodeLimits(h.rl),
+    budget: parseBudget(h, ms),
   };
 }
 
@@ -147,13 +170,14 @@ export function parseKeyRef(value: string): { keyId: string; accountId: string }
 export function parseAccountState(
   accountId: string,
   [accountFlat, pkgFlat, totalsFlat, now, use]: [string[], string[], string[], number, unknown[]],
+  ms: number,
 ): AccountState {
   const account = pairs(accountFlat);
   const packages = parsePackages(pkgFlat);
   const debt = Number(account.debt ?? 0);
   const reserved = Number(account.reserved ?? 0);
   return {
-    ...parseAccount(accountId, account),
+    ...parseAccount(accountId, account, ms),
     balance: liveTokens(packages, now) - debt - reserved,
     reserved,
     debt,
@@ -168,12 +192,13 @@ export function parseKeyState(
   keyId: string,
   accountId: string,
   [accountFlat, keyFlat, pkgFlat, now, use]: [string[], string[], string[], number, unknown[]],
+  ms: number,
 ): KeyState {
   const account = pairs(accountFlat);
   const key = pairs(keyFlat);
   const packages = parsePackages(pkgFlat);
   const debt = Number(account.debt ?? 0);
-  const record = parseKeyRecord(keyId, accountId, key);
+  const record = parseKeyRecord(keyId, accountId, key, ms);
   const reserved = Number(key.reserved ?? 0);
   const accountBalance = liveTokens(packages, now) - debt - Number(account.reserved ?? 0);
   const capLeft = record.limitTokens === null ? Infinity : record.limitTokens - record.spentTokens - reserved;

@@ -5,6 +5,7 @@
  * ledger, the upgrade from before accounts, and closing.
  */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import { budgetStatus, encodeBudget } from '../../limits/budget';
 import { encodeLimits } from '../../limits/limits';
 import { matchesSearch, newId } from '../ids';
 import { accountData, packageGrantedData } from '../records/events';
@@ -105,6 +106,7 @@ export class RedisStore extends RedisKeys implements Store {
       debt: 0,
       reserved: 0,
       rl: encodeLimits(input.limits),
+      bg: encodeBudget(input.budget),
     });
     // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
     // account is listed last, so a half-made account is never reachable.
@@ -116,7 +118,8 @@ export class RedisStore extends RedisKeys implements Store {
     // listed account without its event.
     await this.accountCreated(id, accountData({ id, ...input }));
     await this.redis.zadd(this.global('accounts'), 0, id);
-    return { kind: 'created', account: { id, ...input, created, limits: input.limits ?? null } };
+    const budget = input.budget ? budgetStatus(input.budget, undefined, this.now()) : null;
+    return { kind: 'created', account: { id, ...input, created, limits: input.limits ?? null, budget } };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
@@ -126,7 +129,7 @@ export class RedisStore extends RedisKeys implements Store {
     );
     const parts = tuple(reply, 'ACCOUNT_STATE');
     if (parts.length === 0) return undefined;
-    return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]]);
+    return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]], this.now());
   }
 
   /**
@@ -145,7 +148,7 @@ export class RedisStore extends RedisKeys implements Store {
 
   private async accountRecord(id: string): Promise<AccountRecord | undefined> {
     const h = await this.redis.hgetall(this.a(id, 'a'));
-    return h.created === undefined ? undefined : parseAccount(id, h);
+    return h.created === undefined ? undefined : parseAccount(id, h, this.now());
   }
 
   async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
@@ -172,6 +175,7 @@ export class RedisStore extends RedisKeys implements Store {
     if (patch.role !== undefined) fields.push('role', patch.role);
     if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
     if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
+    if (patch.budget !== undefined) fields.push('bg', encodeBudget(patch.budget));
     const disabling = patch.status === 'disabled' && this.wanted('account.disabled');
     const reply = await this.withEvents(
       this.accountScripts.tmUpdateAccount,
@@ -182,7 +186,7 @@ export class RedisStore extends RedisKeys implements Store {
       disabling ? [newId('evt'), JSON.stringify({ account_id: accountId })] : undefined,
     );
     const flat = tuple(reply, 'UPDATE_ACCOUNT') as string[];
-    return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat));
+    return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat), this.now());
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {

@@ -1,4 +1,4 @@
-/** The form that creates an API key: name, expiry, the models it may call, a spending cap and rate limits. */
+/** The form that creates an API key: name, expiry, the models it may call, a spending cap, a budget and rate limits. */
 import type { CreateOwnKeyRequest, CreatedOwnKeyObject } from '../api-types';
 import { api } from '../api';
 import { endOfDay } from '../format';
@@ -12,6 +12,7 @@ export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) =
     const models = new FormData(form).getAll('models').map(String);
     const cap = formValue(form, 'limit_tokens');
     const limits = limitsOf(form);
+    const budget = formValue(form, 'budget_tokens');
     const expires = endOfDay(formValue(form, 'expires'));
     void action.run(async () => {
       const created = await api.createKey({
@@ -20,6 +21,7 @@ export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) =
         ...(models.length > 0 ? { models } : {}),
         ...(cap !== '' ? { limit_tokens: Number(cap) } : {}),
         ...(limits ? { limits } : {}),
+        ...(budget !== '' ? { budget: { tokens: Number(budget), period: formValue(form, 'budget_period') as Period } } : {}),
       });
       form.reset();
       onCreated(created);
@@ -39,6 +41,7 @@ export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) =
         step={1}
         hint="Optional; the most this key may ever spend."
       />
+      <BudgetFields />
       <LimitFields />
       {action.error && <ErrorNote message={action.error} />}
       <div>
@@ -77,6 +80,28 @@ function ModelChoice() {
 }
 
 type Limits = NonNullable<CreateOwnKeyRequest['limits']>;
+type Period = NonNullable<CreateOwnKeyRequest['budget']>['period'];
+
+/** A budget that resets: tokens per UTC day, week (from Monday) or month. */
+function BudgetFields() {
+  return (
+    <fieldset class="field budget-choice" aria-describedby="budget-hint">
+      <legend>Budget</legend>
+      <Field label="Tokens per period" name="budget_tokens" type="number" min={1} step={1} />
+      <div class="field">
+        <label for="f-budget-period">Period</label>
+        <select id="f-budget-period" name="budget_period">
+          <option value="day">day</option>
+          <option value="week">week</option>
+          <option value="month">month</option>
+        </select>
+      </div>
+      <small id="budget-hint" class="hint">
+        Optional; the most this key may spend per UTC day, week (from Monday) or month. Past it, requests get 429 until the next period.
+      </small>
+    </fieldset>
+  );
+}
 
 /** The rate-limit fields filled in, or undefined when all are empty (no limits). */
 function limitsOf(form: HTMLFormElement): Limits | undefined {

@@ -24,6 +24,12 @@ export function limitsText(limits: OwnKeyObject['limits']): string {
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
+/** A budget and its period's use: "1,200 of 10,000 this day", or "none". */
+export function budgetText(budget: OwnKeyObject['budget']): string {
+  if (budget === null) return 'none';
+  return `${tokens(budget.spent + budget.reserved)} of ${tokens(budget.tokens)} this ${budget.period}`;
+}
+
 /** A time in the keys' table: short, the exact time in its title. */
 const when = (t: number) => (
   <time dateTime={isoTime(t)} title={isoTime(t)}>
@@ -38,6 +44,11 @@ const COLUMNS: Column<OwnKeyObject>[] = [
   { label: 'Last used', class: 'nowrap', cell: (k) => (k.last_used ? when(k.last_used) : 'never') },
   { label: 'Spent', cell: (k) => tokens(k.spent) },
   { label: 'Cap', cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
+  {
+    label: 'Budget',
+    // When it renews, in the title: the table has no room for another time.
+    cell: (k) => <span title={k.budget ? `renews ${isoTime(k.budget.resets_at)}` : undefined}>{budgetText(k.budget)}</span>,
+  },
   { label: 'Models', cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
   { label: 'Limits', cell: (k) => limitsText(k.limits) },
   {

@@ -4,9 +4,10 @@ import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { PackageObject } from '../api-types';
 import { DailyChart } from '../daily-chart';
-import { date, expiresSoon, nowSeconds, tokens } from '../format';
+import { date, expiresSoon, nowSeconds, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { Link } from '../router';
+import { budgetText } from './keys';
 import { Empty, Loaded, PageTitle, useResource } from '../ui';
 
 const PACKAGE_COLUMNS: Column<PackageObject>[] = [
@@ -53,6 +54,13 @@ export function Overview({ me, refresh }: PageProps) {
           </p>
           <p class="muted">held by requests in progress</p>
         </div>
+        {me.budget && (
+          <div class="card">
+            <h2>Budget</h2>
+            <p class="big">{budgetText(me.budget)}</p>
+            <p class="muted">shared by all your keys; renews {shortDateTime(me.budget.resets_at)}</p>
+          </div>
+        )}
         {me.debt > 0 && (
           <div class="card warn">
             <h2>Debt</h2>

@@ -7,14 +7,16 @@
  *
  * Layout, for account A and its key K (prefix omitted):
  *   {A}:a    HASH  email name password_hash role status created debt reserved ("" email/password_hash: none)
+ *                  rl, and bg bp bs bh (the budget, budget-scripts.ts)
  *   {A}:k:K  HASH  hash name prefix created expires_at revoked models limit spent reserved last_used
- *                  requests prompt_tokens completion_tokens
+ *                  requests prompt_tokens completion_tokens rl bg bp bs bh
  *                  (models: "" for all, else "\n"-joined ids with leading and trailing "\n"; limit: "" for no cap)
  *   {A}:keys SET   the account's key ids
  *   {A}:p    HASH  package id -> "remaining:expires_at:tokens:created" (expires_at 0 = never)
  *   {A}:g    HASH  grant idempotency id -> package id
  *   {A}:r    ZSET  request id -> lease deadline (ms)
- *   {A}:ra   HASH  request id -> "amount:key id" (key id "" for a request without a key)
+ *   {A}:ra   HASH  request id -> "amount:key id" (key id "" for a request without a key), then ":A:K" when the
+ *                  account or key has a budget: the start of the period each counted it in (0: not counted)
  *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
  *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts)
  *   {A}:t    HASH  the account's usage totals
@@ -35,11 +37,23 @@ local t = redis.call('TIME')
 local now_s = tonumber(t[1])
 local now_ms = now_s * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key_base = string.sub(KEYS[1], 1, -2) .. 'k:'
+-- Gives back what a reservation held of a budget, when its period is still the one counted.
+local function budget_unhold(h, counted, amount)
+  if counted ~= '' and counted ~= '0' and tonumber(redis.call('HGET', h, 'bp')) == tonumber(counted) then
+    redis.call('HINCRBY', h, 'bh', -amount)
+  end
+end
+-- Returns a reservation's amount to its account and key (and budgets); the periods it counted in ('' for none).
 local function unhold(a, held)
-  local amount, key = string.match(held, '^(%d+):(.*)$')
+  local amount, key, account_p, key_p = string.match(held, '^(%d+):([^:]*):?(%d*):?(%d*)$')
   amount = tonumber(amount)
   redis.call('HINCRBY', a, 'reserved', -amount)
   if key ~= '' then redis.call('HINCRBY', key_base .. key, 'reserved', -amount) end
+  if account_p ~= '' then
+    budget_unhold(a, account_p, amount)
+    if key ~= '' then budget_unhold(key_base .. key, key_p, amount) end
+  end
+  return account_p, key_p
 end
 local function purge(a, r, ra)
   local stale = redis.call('ZRANGEBYSCORE', r, '-inf', now_ms)
@@ -53,13 +67,14 @@ local function purge(a, r, ra)
   end
   redis.call('ZREMRANGEBYSCORE', r, '-inf', now_ms)
 end
+-- Drops a request's reservation; false when it held none, else the periods its budgets counted it in.
 local function drop_reservation(a, r, ra, id)
   local held = redis.call('HGET', ra, id)
-  if not held then return 0 end
+  if not held then return false end
   redis.call('HDEL', ra, id)
   redis.call('ZREM', r, id)
-  unhold(a, held)
-  return 1
+  local account_p, key_p = unhold(a, held)
+  return {account_p, key_p}
 end
 local function live_balance(p)
   local balance = 0

@@ -2,6 +2,7 @@
  * The metering path's Lua scripts: reserve, renew, release and settle, each one atomic step on the account's slot
  * (layout and shared prologue: scripts.ts).
  */
+import { BUDGET_FUNCTIONS } from './budget-scripts';
 import { ACCOUNT_LEVELS } from './limit-scripts';
 import { NOW_AND_PURGE } from './layout';
 
@@ -10,26 +11,31 @@ import { NOW_AND_PURGE } from './layout';
  * reserves fixed + per × unit tokens, where per is the largest completion allowance (≤ ARGV allowance) that both the
  * account's balance and the key's cap (cap − spent − reserved on the key) cover. Refuses when they cannot cover
  * fixed + unit. A request id that already holds a reservation has it replaced (or, when refused, dropped).
+ * The key's and the account's budgets, when they have one, lower per as the balance does (key first), and refuse
+ * when what is left of one cannot cover fixed + unit.
  * Then the key's and the account's rate and concurrency limits, when they have any, count the reservation (amount):
- * every level is checked before any is changed, so a refusal counts nowhere.
- * Guarantees: reservations never exceed the account's balance nor any key's cap, however many proxies reserve at once;
- * a disabled account is refused at once, on every process; no level ever admits past its limits (limit-scripts.ts).
+ * every level is checked before any is changed, so a refusal counts nowhere; the budgets count it last.
+ * Guarantees: reservations never exceed the account's balance nor any key's cap nor any budget, however many proxies
+ * reserve at once; a disabled account is refused at once, on every process; no level ever admits past its limits
+ * (limit-scripts.ts).
  * KEYS: a k p r ra (k: the key's hash; any name in the slot when ARGV key id is ""). ARGV: request id, fixed, unit,
- * allowance, lease ms, model, key id, limit window ms, default allowance ('1': tpm limits may lower it).
+ * allowance, lease ms, model, key id, limit window ms, default allowance ('1': tpm limits may lower it), and the
+ * budgets' current day, week and month starts.
  * Reply: {'ok', per, amount, [level name, lim_use...]...} | {'short', available, 'account'|'key'} |
+ * {'budget', 'key'|'account', tokens, period, used, period start, requested} |
  * {'limited', level name, amount, lim_check's refusal..., lim_use...} | {'invalid', reason} | {'account', reason} | {'model'}.
  */
-export const RESERVE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
+export const RESERVE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
 local key_id = ARGV[7]
 local key
 if key_id ~= '' then
-  key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit', 'rl')
+  key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit', 'rl', 'bg')
   if not key[1] then return {'invalid', 'not_found'} end
   if key[1] ~= '0' then return {'invalid', 'revoked'} end
   local expires = tonumber(key[2])
   if expires > 0 and expires <= now_s then return {'invalid', 'expired'} end
 end
-local account = redis.call('HMGET', KEYS[1], 'status', 'debt', 'rl')
+local account = redis.call('HMGET', KEYS[1], 'status', 'debt', 'rl', 'bg')
 if not account[1] then return {'account', 'not_found'} end
 if account[1] ~= 'active' then return {'account', 'disabled'} end
 if key and key[3] ~= '' and not string.find(key[3], '\\n' .. ARGV[6] .. '\\n', 1, true) then return {'model'} end
@@ -39,7 +45,7 @@ local window_ms, lease_ms = tonumber(ARGV[8]), tonumber(ARGV[5])
 -- A request that reserves again (with a better prompt count) replaces what it holds; refused, it holds nothing.
 local prior = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
 local function refused(reply)
-  if prior == 1 then levels_end(levels, ARGV[1], 'undo', 0, window_ms) end
+  if prior then levels_end(levels, ARGV[1], 'undo', 0, window_ms) end
   return reply
 end
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
@@ -55,6 +61,22 @@ if key and key[4] ~= '' then
 end
 local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if available < fixed + unit then return refused({'short', available, limited_by}) end
+-- Budgets count like the balance: the allowance is lowered to what the tightest leaves, refused below one token.
+local budgets = nil
+if (key and key[6] or '') ~= '' or (account[4] or '') ~= '' then
+  local starts = { day = tonumber(ARGV[10]), week = tonumber(ARGV[11]), month = tonumber(ARGV[12]) }
+  budgets = { key = key and budget_of(KEYS[2], key[6], starts), account = budget_of(KEYS[1], account[4], starts) }
+  for _, name in ipairs({'key', 'account'}) do
+    local b = budgets[name]
+    if b then
+      local left = b.tokens - b.used
+      if left < fixed + unit then
+        return refused({'budget', name, b.tokens, b.period, b.used, b.start, math.ceil(fixed + unit)})
+      end
+      if left < available then available = left end
+    end
+  end
+end
 -- No output (embeddings: unit 0): the reservation is the prompt's alone.
 local per = 0
 if unit > 0 then per = math.min(allowance, math.floor((available - fixed) / unit)) end
@@ -76,8 +98,15 @@ if levels then
     end
   end
 end
+local counted = ''
+if budgets then
+  local account_p, key_p = 0, 0
+  if budgets.account then account_p = budget_hold(budgets.account, amount) end
+  if budgets.key then key_p = budget_hold(budgets.key, amount) end
+  counted = ':' .. account_p .. ':' .. key_p
+end
 redis.call('ZADD', KEYS[4], now_ms + lease_ms, ARGV[1])
-redis.call('HSET', KEYS[5], ARGV[1], amount .. ':' .. key_id)
+redis.call('HSET', KEYS[5], ARGV[1], amount .. ':' .. key_id .. counted)
 redis.call('HINCRBY', KEYS[1], 'reserved', amount)
 if key then redis.call('HINCRBY', KEYS[2], 'reserved', amount) end
 local reply = {'ok', per, amount}
@@ -100,7 +129,7 @@ local lease_ms = tonumber(ARGV[2])
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[2], 'XX', now_ms + lease_ms, ARGV[1])
 local held = redis.call('HGET', KEYS[3], ARGV[1])
-local levels = levels_of(held and string.match(held, '^%d+:(.*)$') or '')
+local levels = levels_of(held and string.match(held, '^%d+:([^:]*)') or '')
 if levels then
   for _, l in ipairs(levels) do
     if l.cc > 0 and redis.call('ZADD', l.c, 'XX', 'CH', now_ms + lease_ms, ARGV[1]) == 1 and redis.call('PTTL', l.c) < lease_ms then
@@ -113,28 +142,39 @@ return 1
 
 /**
  * RELEASE: returns a reservation to the account (and its key), charging nothing; on the key and account levels the
- * slot is freed and tpm corrected to 0 (the request still counts as a request). Idempotent.
+ * slot is freed and tpm corrected to 0 (the request still counts as a request); budgets get back what it held.
+ * Idempotent.
  * KEYS: a r ra. ARGV: request id, limit window ms. Reply: 1 released, 0 nothing held.
  */
 export const RELEASE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
 local held = redis.call('HGET', KEYS[3], ARGV[1])
 if not held then return 0 end
-levels_end(levels_of(string.match(held, '^%d+:(.*)$')), ARGV[1], 'release', 0, tonumber(ARGV[2]))
-return drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+levels_end(levels_of(string.match(held, '^%d+:([^:]*)')), ARGV[1], 'release', 0, tonumber(ARGV[2]))
+drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+return 1
 `;
 
 /**
  * SETTLE: exactly once per request id, drops the reservation, charges the account's packages that expire first (debt
  * for any shortfall) and the key's spend, appends the ledger record (account and key) and adds to the totals, all in
  * one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
- * to the charged tokens.
+ * to the charged tokens; their budgets are charged (budget_charge).
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
- * key id, limit window ms, endpoint. Reply: {'ok', stream id} | {'duplicate'}.
+ * key id, limit window ms, the budgets' current day, week and month starts, endpoint. Reply: {'ok', stream id} | {'duplicate'}.
  */
-export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}
+export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
 if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
-levels_end(levels_of(ARGV[10]), ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
-drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
+local flags = level_flags(ARGV[10])
+levels_end(flags.levels, ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
+local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1]) or {'', ''}
+if flags.key_bg ~= '' or flags.account_bg ~= '' then
+  local starts = { day = tonumber(ARGV[12]), week = tonumber(ARGV[13]), month = tonumber(ARGV[14]) }
+  local charged = tonumber(ARGV[2])
+  local b = budget_of(KEYS[1], flags.account_bg, starts)
+  if b then budget_charge(b, counted[1], charged) end
+  b = budget_of(KEYS[2], flags.key_bg, starts)
+  if b then budget_charge(b, counted[2], charged) end
+end
 local left = tonumber(ARGV[2])
 if left > 0 then
   local flat = redis.call('HGETALL', KEYS[3])
@@ -161,7 +201,7 @@ if left > 0 then
 end
 local id = redis.call('XADD', KEYS[7], '*',
   'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
-  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[12])
+  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[15])
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)
   redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])
