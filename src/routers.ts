@@ -222,6 +222,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
       sessionIdleMs,
       loginMaxFailures: config.loginMaxFailures,
       loginFailureWindowMs: config.loginFailureWindowMinutes * 60_000,
+      registrationsPerHour: config.registrationsPerHour,
       stripe,
       operator,
     }),

@@ -94,6 +94,8 @@ export const OPTIONS = {
   loginMaxFailures: meter('LOGIN_MAX_FAILURES', whole(10)),
   /** The failed-login window, in minutes. */
   loginFailureWindowMinutes: meter('LOGIN_FAILURE_WINDOW_MINUTES', whole(15)),
+  /** Console registrations allowed per client address in each hour: a budget apart from failed logins. */
+  registrationsPerHour: meter('REGISTRATIONS_PER_HOUR', whole(10)),
   /**
    * Express's `trust proxy` for the standalone server (a host app keeps its own): which proxies in front may say who
    * the client is and whether it came over https. `false`, `true`, a hop count, or addresses/CIDRs.

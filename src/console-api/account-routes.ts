@@ -3,9 +3,10 @@
  *
  * What a taken email reveals at registration: that it is taken (409 `email_taken`). Without email delivery there is
  * no way to answer a taken and a fresh address alike and still tell a real registrant why they cannot log in; so every
- * registration (taken or not) counts as an attempt of the client's address, which bounds enumeration, like password
- * guessing, and account spam to LOGIN_MAX_FAILURES per window and address. Login answers the same 401 for an unknown
- * email, a wrong password and a disabled account, after the same scrypt work.
+ * registration (taken or not) counts against the client's address, which bounds enumeration and account spam to
+ * REGISTRATIONS_PER_HOUR per address, in a budget apart from failed logins (behind a proxy without TRUST_PROXY every
+ * client shares one address, and sign-ups must not lock them all out of logging in). Login answers the same 401 for an
+ * unknown email, a wrong password and a disabled account, after the same scrypt work.
  */
 import { randomBytes } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -54,7 +55,7 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       }
       const parsed = registerRequest.safeParse(req.body ?? {});
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const admission = await throttle.admitAddress(address(req));
+      const admission = await throttle.admitRegistration(address(req));
       if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
       const { email, password, name } = parsed.data;
       const created = await store.createAccount({
@@ -67,7 +68,7 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       if (created.kind === 'email_taken') {
         return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));
       }
-      // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per window.
+      // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per hour.
       logger.info({ accountId: created.account.id }, 'account registered');
       res.status(201).json(ownAccountObject(created.account));
     }),

@@ -37,6 +37,7 @@ export interface ConsoleApiOptions {
   sessionIdleMs: number;
   loginMaxFailures: number;
   loginFailureWindowMs: number;
+  registrationsPerHour: number;
   stripe: Stripe | undefined;
   /** The operator's router (admin/operator-api.ts), mounted here behind an admin session. */
   operator: Router;
@@ -45,7 +46,11 @@ export interface ConsoleApiOptions {
 export function consoleApi(options: ConsoleApiOptions): Router {
   const { store, logger, guard } = options;
   const sessions = new Sessions(options.sessions, options.sessionIdleMs);
-  const throttle = new LoginThrottle(options.sessions, { maxFailures: options.loginMaxFailures, windowMs: options.loginFailureWindowMs });
+  const throttle = new LoginThrottle(options.sessions, {
+    maxFailures: options.loginMaxFailures,
+    windowMs: options.loginFailureWindowMs,
+    registrationsPerHour: options.registrationsPerHour,
+  });
   const secure = (req: Request) => req.secure;
   const session = guard(requireSession({ sessions, store, secure }));
 

@@ -1,6 +1,7 @@
 /** Password guessing and account enumeration against the console's login and registration, each test named for its attack. */
 import { ADMIN_TOKEN, accountWithPassword, Browser, PASSWORD, startConsole, type ConsoleFixture } from '../helpers/console';
 import { startProxy } from '../helpers/proxy';
+import { storeKinds } from '../helpers/stores';
 
 const env = { LOGIN_MAX_FAILURES: '3', LOGIN_FAILURE_WINDOW_MINUTES: '15' };
 
@@ -64,10 +65,36 @@ describe('password guessing', () => {
   });
 });
 
+describe.each(storeKinds)('sign-ups and logins from one address (%s store)', (kind) => {
+  let c: ConsoleFixture;
+  beforeEach(async () => {
+    c = await startConsole(kind, { ...env, ACCOUNT_REGISTRATION: 'open', REGISTRATIONS_PER_HOUR: '5' });
+    await accountWithPassword(c.s.store, 'ada@example.org');
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  it('sign-ups cannot lock an honest user out of login', async () => {
+    // Behind a proxy without TRUST_PROXY every client is one address: here, the bots and Ada share 127.0.0.1.
+    const bots = new Browser(c.proxy.url);
+    for (let i = 0; i < 5; i++) {
+      const res = await bots.call('post', '/console/api/register', { email: `bot${i}@example.org`, password: 'long enough pw' });
+      expect(res.status).toBe(201);
+    }
+    const refused = await bots.call('post', '/console/api/register', { email: 'bot5@example.org', password: 'long enough pw' });
+    expect(refused.status).toBe(429);
+    // The registration budget is per hour, not the failed-login window.
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(15 * 60);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60 * 60);
+    expect((await new Browser(c.proxy.url).login('ada@example.org')).status).toBe(200);
+  });
+});
+
 describe('account enumeration', () => {
   let c: ConsoleFixture;
   beforeEach(async () => {
-    c = await startConsole('memory', { ...env, ACCOUNT_REGISTRATION: 'open' });
+    c = await startConsole('memory', { ...env, ACCOUNT_REGISTRATION: 'open', REGISTRATIONS_PER_HOUR: '3' });
     await accountWithPassword(c.s.store, 'ada@example.org');
   });
   afterEach(async () => {
@@ -93,7 +120,7 @@ describe('account enumeration', () => {
     expect(probe.status).toBe(429);
   });
 
-  it('account spam: an address registers no more accounts per window than the limit', async () => {
+  it('account spam: an address registers no more accounts per hour than the limit', async () => {
     const b = new Browser(c.proxy.url);
     for (let i = 0; i < 3; i++) {
       expect((await b.call('post', '/console/api/register', { email: `bot${i}@example.org`, password: 'long enough pw' })).status).toBe(
