@@ -45,8 +45,18 @@ export const unixQuery = z.coerce
   .int('must be a Unix time in seconds')
   .nonnegative();
 
-/** A usage record's `cursor`, given back to read on from it. */
-export const cursor = z.string().regex(/^\d+-\d+$/, 'must be a cursor from an earlier page');
+const CURSOR_MESSAGE = 'must be a cursor from an earlier page';
+/**
+ * A usage record's `cursor` ("ms-seq", a Redis stream id), given back to read on from it. Both parts are safe
+ * integers, so the two stores compare them exactly and Redis never sees an id it refuses as a range bound.
+ */
+export const cursor = z
+  .string()
+  .regex(/^\d{1,16}-\d{1,16}$/, CURSOR_MESSAGE)
+  .refine((c) => c.split('-').every((part) => Number.isSafeInteger(Number(part))), CURSOR_MESSAGE);
+
+/** A cursor to read back from: never `0-0` (all zeros), before which nothing is, and which Redis refuses as a bound. */
+export const beforeCursor = cursor.refine((c) => /[1-9]/.test(c), CURSOR_MESSAGE);
 
 /**
  * Emails are compared trimmed and lower-cased, so `A@x.org` and `a@x.org ` are one account. `notAString` is what a

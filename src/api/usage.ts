@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { UsageQuery as LedgerQuery, UsageRecord } from '../store/records/metering';
 import type { UsageTotals } from '../store/records/common';
-import { cursor, list, pageLimit, tokenCount, unixQuery, unixTime } from './fields';
+import { beforeCursor, cursor, list, pageLimit, tokenCount, unixQuery, unixTime } from './fields';
 
 export const usageTotalsSchema = z.strictObject({
   requests: tokenCount,
@@ -90,7 +90,7 @@ export const usageQuery = z.strictObject({
   /** Records after this cursor, the oldest `limit` of them: to read on as new records arrive. */
   after: cursor.optional(),
   /** Records before this cursor, the newest `limit` of them: to page back in time. */
-  before: cursor.optional(),
+  before: beforeCursor.optional(),
   limit: pageLimit,
 });
 export type UsageQuery = z.input<typeof usageQuery>;
