@@ -27,11 +27,18 @@ export function modelsApi(options: ModelsApiOptions): Router {
     return keyModels(keyId, res);
   }
 
+  /** A key's models: refused (401, as completions refuse it) when the key, or its account, may not spend. */
   async function keyModels(keyId: string, res: Response): Promise<readonly Model[] | undefined> {
-    const key = await options.store.getKey(keyId);
+    const accountId = res.locals.accountId as string;
+    const [key, account] = await Promise.all([options.store.getKey(keyId), options.accounts?.getAccount(accountId)]);
     const expired = key?.expiresAt != null && key.expiresAt <= Math.floor(Date.now() / 1000);
     if (!key || key.revokedAt !== null || expired) {
       sendError(res, apiError('invalid_api_key', `This API key is ${!key ? 'unknown' : key.revokedAt !== null ? 'revoked' : 'expired'}.`));
+      return undefined;
+    }
+    // Without the account port (beside a host's serving store) the reserve step alone refuses a disabled account.
+    if (options.accounts && account?.status !== 'active') {
+      sendError(res, apiError('invalid_api_key', `This API key's account is ${account ? 'disabled' : 'unknown'}.`));
       return undefined;
     }
     const all = options.catalog().list();

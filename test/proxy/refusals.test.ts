@@ -95,6 +95,21 @@ describe.each(storeKinds)('refusals (%s store)', (kind) => {
       expect(res.body.error.message).toContain('revoked');
     });
 
+    it('a disabled account’s key is refused everywhere: completions, /v1/models and /v1/models/{id}', async () => {
+      const other = await keyWithTokens(s.store, 100);
+      await s.store.updateAccount(other.accountId, { status: 'disabled' });
+      const auth = `Bearer ${other.secret}`;
+      for (const res of [
+        await post(chatBody(), other.secret),
+        await request(proxy.url).get('/v1/models').set('authorization', auth),
+        await request(proxy.url).get(`/v1/models/${MODEL}`).set('authorization', auth),
+      ]) {
+        expect(res.status).toBe(401);
+        expectOpenAIError(res.body, 'invalid_api_key');
+        expect(res.body.error.message).toContain('disabled');
+      }
+    });
+
     it('with an expired key', async () => {
       const old = await keyWithTokens(s.store, 100, { expiresAt: Math.floor(Date.now() / 1000) - 5 });
       const res = await post(chatBody(), old.secret);
