@@ -24,7 +24,7 @@ import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import { hasLimits } from '../limits/limits';
 import type { AccountPatch, AccountState } from '../store/records/account';
-import { accountNotFound, body, type AdminContext } from './admin-routes';
+import { accountNotFound, BALANCE_LIMIT, body, type AdminContext } from './admin-routes';
 import { createKeyResponse } from './keys-routes';
 
 export function accountsRoutes(ctx: AdminContext): Router {
@@ -68,6 +68,7 @@ export function accountsRoutes(ctx: AdminContext): Router {
       const parsed = grantRequest.safeParse(body(req));
       if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
       const granted = await store.grantPackage(id, { tokens: parsed.data.tokens, expiresAt: parsed.data.expires_at ?? null });
+      if (granted.kind === 'balance_limit') return sendError(res, BALANCE_LIMIT);
       if (granted.kind !== 'granted') return sendError(res, accountNotFound(id));
       logger.info({ accountId: id, packageId: granted.package.id, tokens: granted.package.tokens }, 'package granted');
       res.status(201).json(packageObject(granted.package));

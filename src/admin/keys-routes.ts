@@ -22,7 +22,7 @@ import { generateKey } from '../http/keys';
 import { invalidRequest } from '../http/zod-errors';
 import { hasLimits } from '../limits/limits';
 import type { KeyPatch } from '../store/records/key';
-import { accountNotFound, body, keyNotFound, type AdminContext } from './admin-routes';
+import { accountNotFound, BALANCE_LIMIT, body, keyNotFound, type AdminContext } from './admin-routes';
 
 type NewKeyInput = z.output<typeof accountKeyRequest>;
 
@@ -45,7 +45,14 @@ export async function createKeyResponse(ctx: AdminContext, res: Response, accoun
     budget: input.budget ?? null,
   });
   if (!record) return sendError(res, accountNotFound(accountId));
-  if (input.tokens !== undefined) await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
+  if (input.tokens !== undefined) {
+    const granted = await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
+    if (granted.kind === 'balance_limit') {
+      // Nothing half-made stays usable: the key without its tokens is revoked before the refusal.
+      await ctx.store.revokeKey(record.id);
+      return sendError(res, BALANCE_LIMIT);
+    }
+  }
   const state = await ctx.store.getKey(record.id);
   ctx.logger.info({ keyId: record.id, accountId, tokens: input.tokens ?? 0 }, 'key created');
   const answer: CreatedKeyObject = { ...keyObject(record), key: secret.secret, balance: state?.balance ?? 0 };
@@ -103,6 +110,7 @@ export function keysRoutes(ctx: AdminContext): Router {
       const key = await store.getKey(id);
       if (!key) return sendError(res, keyNotFound(id));
       const granted = await store.grantPackage(key.accountId, { tokens: parsed.data.tokens, expiresAt: parsed.data.expires_at ?? null });
+      if (granted.kind === 'balance_limit') return sendError(res, BALANCE_LIMIT);
       if (granted.kind !== 'granted') return sendError(res, keyNotFound(id));
       logger.info(
         { keyId: id, accountId: key.accountId, packageId: granted.package.id, tokens: granted.package.tokens },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { budgetWire } from '../limits/budget';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import type { AccountRecord, AccountState } from '../store/records/account';
-import { accountRole, accountStatus, displayName, emailField, newPassword, pageLimit, tokenAmount, unixTime } from './fields';
+import { accountRole, accountStatus, displayName, emailField, grantAmount, newPassword, pageLimit, unixTime } from './fields';
 import { budgetObject, budgetSchema } from './budget';
 import { balanceFields, holdingsFields, holdingsObject } from './holdings';
 import { keySchema } from './key';
@@ -75,7 +75,7 @@ export const createAccountRequest = z.strictObject({
   role: accountRole.optional(),
   status: accountStatus.optional(),
   /** A first package of this many tokens. */
-  tokens: tokenAmount.optional(),
+  tokens: grantAmount.optional(),
   /** `{rpm?, tpm?, max_concurrent?}`, shared by all the account's keys. */
   limits: limitsSchema.nullish(),
   /** `{tokens, period}`: a budget per UTC day, week or month, shared by all the account's keys. */

@@ -1,7 +1,7 @@
 /** Redemption codes: as the operator lists and generates them (the code itself shown once), and as one is redeemed. */
 import { z } from 'zod';
 import type { RedemptionCode } from '../store/records/commerce';
-import { futureTime, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
+import { futureTime, grantAmount, list, nowSeconds, tokenCount, unixTime } from './fields';
 import { validDays } from './product';
 
 /** A code's state and who redeemed it, never the code. */
@@ -48,7 +48,7 @@ export const generatedCodeListSchema = list(generatedCodeSchema);
 export const createCodesRequest = z
   .strictObject({
     product_id: z.string({ error: 'must be a product id' }).min(1).optional(),
-    tokens: tokenAmount.optional(),
+    tokens: grantAmount.optional(),
     valid_days: validDays.nullish(),
     count: z
       .number({ error: 'must be a number' })

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../accounts/password';
+import { MAX_GRANT_TOKENS } from '../store/records/account';
 
 /** Times are Unix seconds. */
 export const unixTime = z.number().int();
@@ -24,6 +25,9 @@ export const tokenAmount = z
   .int('must be a whole number of tokens')
   .positive('must be at least 1')
   .max(Number.MAX_SAFE_INTEGER);
+
+/** Tokens one grant credits (a package, a product, a code's): a whole number from 1 to MAX_GRANT_TOKENS. */
+export const grantAmount = tokenAmount.max(MAX_GRANT_TOKENS, `must be at most ${MAX_GRANT_TOKENS}`);
 
 /** An expiry: a Unix time still ahead. */
 export const futureTime = z

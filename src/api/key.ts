@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { budgetWire } from '../limits/budget';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import { keyStatus, type KeyRecord, type KeyState } from '../store/records/key';
-import { displayName, futureTime, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
+import { displayName, futureTime, grantAmount, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
 import { budgetObject, budgetSchema } from './budget';
 import { balanceFields, holdingsFields, holdingsObject } from './holdings';
 
@@ -83,7 +83,7 @@ export const newKeyFields = {
 };
 
 /** A first package for the key's account. */
-const firstTokens = tokenAmount.optional();
+const firstTokens = grantAmount.optional();
 
 /** `POST /admin/accounts/:id/keys`. */
 export const accountKeyRequest = z.strictObject({ ...newKeyFields, tokens: firstTokens });

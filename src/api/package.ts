@@ -1,7 +1,7 @@
 /** A token package (what an account spends from), and the operator's grant of one. */
 import { z } from 'zod';
 import type { TokenPackage } from '../store/records/common';
-import { futureTime, tokenAmount, tokenCount, unixTime } from './fields';
+import { futureTime, grantAmount, tokenCount, unixTime } from './fields';
 
 export const packageSchema = z.strictObject({
   id: z.string(),
@@ -18,7 +18,7 @@ export function packageObject(p: TokenPackage): PackageObject {
 
 /** `POST /admin/accounts/:id/packages` and `POST /admin/keys/:id/packages`. */
 export const grantRequest = z.strictObject({
-  tokens: tokenAmount,
+  tokens: grantAmount,
   expires_at: futureTime.nullish(),
 });
 export type GrantRequest = z.input<typeof grantRequest>;

@@ -1,7 +1,7 @@
 /** A product of the product center: a token package for sale, as everyone reads it and the operator makes it. */
 import { z } from 'zod';
 import type { Product } from '../store/records/commerce';
-import { list, tokenAmount, tokenCount } from './fields';
+import { grantAmount, list, tokenCount } from './fields';
 
 export const productSchema = z.strictObject({
   id: z.string(),
@@ -46,7 +46,7 @@ export const createProductRequest = z.strictObject({
     .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be 1-64 lower-case letters, digits, - or _')
     .optional(),
   name: productName,
-  tokens: tokenAmount,
+  tokens: grantAmount,
   valid_days: validDays.nullish(),
   price,
   currency: currency.default('usd'),
@@ -57,7 +57,7 @@ export type CreateProductRequest = z.input<typeof createProductRequest>;
 /** `PATCH /admin/products/:id`: any field but the id. */
 export const patchProductRequest = z.strictObject({
   name: productName.optional(),
-  tokens: tokenAmount.optional(),
+  tokens: grantAmount.optional(),
   valid_days: validDays.nullish(),
   price: price.optional(),
   currency: currency.optional(),

@@ -8,9 +8,16 @@ import { redeemCode } from '../products/redeem';
 import { createCheckout } from '../products/stripe-checkout';
 import type { AccountStore } from '../store/ports/account-store';
 import type { CommerceStore } from '../store/ports/commerce-store';
+import { MAX_UNSPENT_TOKENS } from '../store/records/account';
 import { checkoutRequest, packageObject, productObject, redeemRequest, type CheckoutObject, type ShopObject } from '../api';
 import type { StoreGuard } from '../http/store-guard';
 import { sessionAccount } from './session-auth';
+
+const NOT_CREDITABLE = apiError(
+  'invalid_request_error',
+  `Invalid 'code': its tokens would take this account past ${MAX_UNSPENT_TOKENS} unspent tokens; spend some first.`,
+  'code',
+);
 
 export interface CommerceRoutesDeps {
   store: AccountStore;
@@ -56,6 +63,8 @@ export function commerceRoutes(deps: CommerceRoutesDeps): Router {
           return sendError(res, apiError('redemption_code_invalid', 'This is not a valid code: check it and try again.', 'code'));
         case 'account_not_found':
           return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
+        case 'not_creditable':
+          return sendError(res, NOT_CREDITABLE);
       }
     }),
   );

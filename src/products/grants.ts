@@ -8,7 +8,11 @@ export interface Purchase {
   validDays: number | null;
 }
 
-export type CreditResult = { kind: 'credited'; package: TokenPackage; duplicate: boolean } | { kind: 'account_not_found' };
+export type CreditResult =
+  | { kind: 'credited'; package: TokenPackage; duplicate: boolean }
+  | { kind: 'account_not_found' }
+  /** The store took no such grant: too many tokens for one grant, or for the account to hold. Nothing credited. */
+  | { kind: 'not_creditable'; reason: 'invalid_tokens' | 'balance_limit' };
 
 /** Credits the purchase to the account; a once-id already used credits nothing and answers the package it credited. */
 export async function creditOnce(
@@ -32,5 +36,8 @@ export async function creditOnce(
       };
     case 'account_not_found':
       return result;
+    case 'invalid_tokens':
+    case 'balance_limit':
+      return { kind: 'not_creditable', reason: result.kind };
   }
 }

@@ -14,7 +14,9 @@ export type RedeemResult =
   | { kind: 'used' }
   | { kind: 'expired' }
   | { kind: 'unknown' }
-  | { kind: 'account_not_found' };
+  | { kind: 'account_not_found' }
+  /** Claimed, but the account cannot take its tokens now (see CreditResult); its retry resumes the claim. */
+  | { kind: 'not_creditable' };
 
 export async function redeemCode(
   deps: { store: Pick<AccountStore, 'grantPackage'>; commerce: CommerceStore },
@@ -25,6 +27,7 @@ export async function redeemCode(
   if (claim.kind !== 'claimed') return claim;
   const credit = await creditOnce(deps.store, accountId, claim.code, `code:${claim.code.id}`);
   if (credit.kind === 'account_not_found') return credit;
+  if (credit.kind === 'not_creditable') return { kind: 'not_creditable' };
   await deps.commerce.markCredited(claim.code.id);
   return { kind: 'redeemed', package: credit.package };
 }

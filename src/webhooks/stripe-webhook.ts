@@ -54,6 +54,11 @@ export function stripeWebhook(deps: {
         );
         return void res.json({ received: true, ignored: true });
       }
+      if (credit.kind === 'not_creditable') {
+        // Retrying cannot help either: the operator refunds it (or credits it by hand once the account spent some).
+        logger.error({ sessionId: session.id, accountId: meta.account_id, reason: credit.reason }, 'stripe payment not creditable');
+        return void res.json({ received: true, ignored: true });
+      }
       logger.info(
         { sessionId: session.id, eventId: event.id, accountId: meta.account_id, packageId: credit.package.id, duplicate: credit.duplicate },
         credit.duplicate ? 'stripe payment already credited' : 'stripe payment credited',

@@ -155,6 +155,23 @@ describe('admin API: accounts (redis store)', () => {
     expect(await t.s.store.findKeyId('x')).toBeUndefined();
   });
 
+  it('refuses a grant that would take a balance past 2^53 with a clear 400 naming tokens, crediting nothing', async () => {
+    const account = (await admin().post('/admin/accounts', { name: 'whale', tokens: 1e15 })).body;
+    for (let i = 0; i < 8; i++) await admin().post(`/admin/accounts/${account.id}/packages`, { tokens: 1e15 }).expect(201);
+    for (const route of [`/admin/accounts/${account.id}/packages`, `/admin/accounts/${account.id}/keys`]) {
+      const refused = await admin().post(route, { tokens: 1e13 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'invalid_request_error', param: 'tokens' });
+      expect(refused.body.error.message).toContain('9007199254740991');
+    }
+    // The key made before its grant was refused is not left usable.
+    expect((await admin().get(`/admin/accounts/${account.id}/keys`)).body.data).toEqual([expect.objectContaining({ status: 'revoked' })]);
+    const tooBig = await admin().post(`/admin/accounts/${account.id}/packages`, { tokens: 1e15 + 1 });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.param).toBe('tokens');
+    expect((await admin().get(`/admin/accounts/${account.id}`)).body.balance).toBe(9e15);
+  });
+
   it('disabling an account stops all its keys at once; enabling serves them again', async () => {
     const account = (await admin().post('/admin/accounts', { name: 'team', tokens: 10_000 })).body;
     const keys = [];

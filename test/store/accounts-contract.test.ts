@@ -1,6 +1,7 @@
 /** The account port (AccountStore), one contract for both stores: accounts, their balances, and idempotent grants. */
 import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
-import { accountId, member, nowS, reserveReq } from './contract-fixtures';
+import { MAX_GRANT_TOKENS } from '../../src/store/records/account';
+import { accountId, member, nowS, reserveReq, settlement } from './contract-fixtures';
 
 describe.each(storeKinds)('%s store: account port', (kind) => {
   let s: StoreUnderTest;
@@ -106,5 +107,33 @@ describe.each(storeKinds)('%s store: account port', (kind) => {
       expect((await s.store.grantPackage(other, { tokens: 1, expiresAt: null }, { once: 'code:abc' })).kind).toBe('granted');
       expect(await s.store.getAccount(id)).toMatchObject({ balance: 501 });
     });
+
+    it('a grant cannot push a balance past 2^53: refused whole, the balance stays exact and usable to the last token', async () => {
+      const id = await accountId(s.store, null);
+      for (let i = 0; i < 9; i++)
+        expect((await s.store.grantPackage(id, { tokens: MAX_GRANT_TOKENS, expiresAt: null })).kind).toBe('granted');
+      // 9e15 + 1e13 would be 2^53 + 2796807259009: refused, and the once-id stays free for a retry that fits.
+      const over = await s.store.grantPackage(id, { tokens: 10_000_000_000_000, expiresAt: null }, { once: 'pay:1' });
+      expect(over).toEqual({ kind: 'balance_limit' });
+      expect(await s.store.getAccount(id)).toMatchObject({ balance: 9 * MAX_GRANT_TOKENS });
+      const toTheTop = Number.MAX_SAFE_INTEGER - 9 * MAX_GRANT_TOKENS;
+      expect((await s.store.grantPackage(id, { tokens: toTheTop, expiresAt: null }, { once: 'pay:1' })).kind).toBe('granted');
+      expect(await s.store.grantPackage(id, { tokens: 1, expiresAt: null })).toEqual({ kind: 'balance_limit' });
+      expect(await s.store.getAccount(id)).toMatchObject({ balance: Number.MAX_SAFE_INTEGER });
+      // Every token of it is spendable, exactly.
+      const ref = { id: null, accountId: id };
+      expect(await s.store.reserve(reserveReq(ref, 'r1'))).toMatchObject({ kind: 'reserved', amount: 110 });
+      expect(await s.store.settle(settlement(ref, 'r1', 11))).toBe('settled');
+      expect(await s.store.getAccount(id)).toMatchObject({ balance: Number.MAX_SAFE_INTEGER - 11, reserved: 0 });
+    });
+
+    it.each([0, -1, 1.5, MAX_GRANT_TOKENS + 1, Number.MAX_SAFE_INTEGER + 2, Number.NaN])(
+      'refuses a grant of %s tokens (not a whole number from 1 to MAX_GRANT_TOKENS), crediting nothing',
+      async (tokens) => {
+        const id = await accountId(s.store, null);
+        expect(await s.store.grantPackage(id, { tokens, expiresAt: null })).toEqual({ kind: 'invalid_tokens' });
+        expect(await s.store.getAccount(id)).toMatchObject({ balance: 0, packages: [] });
+      },
+    );
   });
 });

@@ -173,9 +173,13 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
 
   /** What the account offers now: unexpired package remainders, less debt and open reservations. */
   protected available(acc: Account): number {
+    return this.unspent(acc) - acc.debt - acc.reserved;
+  }
+
+  /** What the account's live packages hold. */
+  protected unspent(acc: Account): number {
     const now = this.seconds();
-    const live = acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
-    return live - acc.debt - acc.reserved;
+    return acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
   }
 
   /** Drops expired reservations and settled-request markers. */

@@ -9,16 +9,18 @@
 import { LimitWindow } from '../../limits/limit-window';
 import type { Store } from '../ports/store';
 import { matchesSearch, newId } from '../ids';
-import type {
-  AccountPatch,
-  AccountQuery,
-  AccountRecord,
-  AccountState,
-  CreateAccountResult,
-  GrantOptions,
-  GrantResult,
-  NewAccount,
-  NewPackage,
+import {
+  isGrantable,
+  MAX_UNSPENT_TOKENS,
+  type AccountPatch,
+  type AccountQuery,
+  type AccountRecord,
+  type AccountState,
+  type CreateAccountResult,
+  type GrantOptions,
+  type GrantResult,
+  type NewAccount,
+  type NewPackage,
 } from '../records/account';
 import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
@@ -111,6 +113,7 @@ export class MemoryStore extends MemoryKeys implements Store {
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
+    if (!isGrantable(input.tokens)) return { kind: 'invalid_tokens' };
     const acc = this.accounts.get(accountId);
     if (!acc) return { kind: 'account_not_found' };
     if (options.once !== undefined) {
@@ -121,6 +124,7 @@ export class MemoryStore extends MemoryKeys implements Store {
       }
     }
     const paid = Math.min(acc.debt, input.tokens);
+    if (this.unspent(acc) + input.tokens - paid > MAX_UNSPENT_TOKENS) return { kind: 'balance_limit' };
     acc.debt -= paid;
     const pkg: TokenPackage = {
       id: newId('pkg'),

@@ -73,7 +73,21 @@ export interface AccountQuery {
   after?: string;
 }
 
+/** The most one grant may credit: a quadrillion tokens, so a typo cannot credit the whole range at once. */
+export const MAX_GRANT_TOKENS = 1_000_000_000_000_000;
+/**
+ * The most unspent tokens an account's live packages may hold together: 2^53 − 1, so every balance, charge and
+ * remainder stays an exact integer in JavaScript and in Redis's Lua (whose numbers are doubles too).
+ */
+export const MAX_UNSPENT_TOKENS = Number.MAX_SAFE_INTEGER;
+
+/** Whether a grant of `tokens` is one the store takes: a whole number from 1 to MAX_GRANT_TOKENS. */
+export function isGrantable(tokens: number): boolean {
+  return Number.isSafeInteger(tokens) && tokens >= 1 && tokens <= MAX_GRANT_TOKENS;
+}
+
 export interface NewPackage {
+  /** A whole number from 1 to MAX_GRANT_TOKENS. */
   tokens: number;
   expiresAt: UnixSeconds | null;
 }
@@ -90,4 +104,8 @@ export type GrantResult =
   | { kind: 'granted'; package: TokenPackage }
   /** `once` was already used on this account: nothing credited; the package it credited then. */
   | { kind: 'duplicate'; package: TokenPackage | undefined }
-  | { kind: 'account_not_found' };
+  | { kind: 'account_not_found' }
+  /** `tokens` is not a whole number from 1 to MAX_GRANT_TOKENS: nothing credited. */
+  | { kind: 'invalid_tokens' }
+  /** The account's live packages would hold more than MAX_UNSPENT_TOKENS unspent: nothing credited. */
+  | { kind: 'balance_limit' };

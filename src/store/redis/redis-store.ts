@@ -10,16 +10,18 @@ import { encodeLimits } from '../../limits/limits';
 import { matchesSearch, newId } from '../ids';
 import { accountData, packageGrantedData } from '../records/events';
 import type { Store } from '../ports/store';
-import type {
-  AccountPatch,
-  AccountQuery,
-  AccountRecord,
-  AccountState,
-  CreateAccountResult,
-  GrantOptions,
-  GrantResult,
-  NewAccount,
-  NewPackage,
+import {
+  isGrantable,
+  MAX_UNSPENT_TOKENS,
+  type AccountPatch,
+  type AccountQuery,
+  type AccountRecord,
+  type AccountState,
+  type CreateAccountResult,
+  type GrantOptions,
+  type GrantResult,
+  type NewAccount,
+  type NewPackage,
 } from '../records/account';
 import type { UsageQuery, UsageRecord } from '../records/metering';
 import { defineScripts } from './define-scripts';
@@ -190,6 +192,7 @@ export class RedisStore extends RedisKeys implements Store {
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
+    if (!isGrantable(input.tokens)) return { kind: 'invalid_tokens' };
     const id = newId('pkg');
     const granted = this.wanted('package.granted');
     const low = this.wanted('balance.low');
@@ -198,7 +201,7 @@ export class RedisStore extends RedisKeys implements Store {
       this.accountScripts.tmGrantEv,
       accountId,
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'g')],
-      [id, input.tokens, input.expiresAt ?? 0, options.once ?? ''],
+      [id, input.tokens, input.expiresAt ?? 0, options.once ?? '', MAX_UNSPENT_TOKENS],
       granted || low
         ? [
             granted ? 1 : 0,
@@ -212,6 +215,7 @@ export class RedisStore extends RedisKeys implements Store {
     );
     const [tag, a, b] = tuple(reply, 'GRANT');
     if (tag === 'not_found') return { kind: 'account_not_found' };
+    if (tag === 'limit') return { kind: 'balance_limit' };
     if (tag === 'duplicate') return { kind: 'duplicate', package: typeof b === 'string' ? parsePackage(String(a), b) : undefined };
     if (tag !== 'ok') throw new StoreReplyError(`GRANT replied ${String(tag)}`);
     return {
