@@ -179,7 +179,9 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
  */
 function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Router {
   const { commerce, webhookStore, catalog, logger, reloadModels } = deps;
-  return operatorApi({ store, commerce, webhooks: { store: webhookStore, outbox: store }, catalog, logger, guard, reloadModels });
+  const maxKeysPerAccount = deps.config.maxKeysPerAccount;
+  const webhooks = { store: webhookStore, outbox: store };
+  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount });
 }
 
 /** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */
@@ -223,6 +225,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
       loginMaxFailures: config.loginMaxFailures,
       loginFailureWindowMs: config.loginFailureWindowMinutes * 60_000,
       registrationsPerHour: config.registrationsPerHour,
+      maxKeysPerAccount: config.maxKeysPerAccount,
       stripe,
       operator,
     }),

@@ -21,6 +21,8 @@ export interface AdminContext {
   logger: Logger;
   /** Wraps each handler: a store failure answers 503. */
   guard: StoreGuard;
+  /** The most keys an account may have (MAX_KEYS_PER_ACCOUNT). */
+  maxKeysPerAccount: number;
 }
 
 /** The parsed JSON body; an empty one reads as `{}`. */

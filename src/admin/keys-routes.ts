@@ -10,6 +10,7 @@ import {
   createKeyRequest,
   grantRequest,
   keyDetailObject,
+  keyLimit,
   keyObject,
   packageObject,
   patchKeyRequest,
@@ -34,7 +35,7 @@ export async function createKeyResponse(ctx: AdminContext, res: Response, accoun
   const refusal = unservedModel(ctx.catalog(), input.models);
   if (refusal) return sendError(res, refusal);
   const secret = generateKey();
-  const record = await ctx.store.createKey(accountId, {
+  const created = await ctx.store.createKey(accountId, {
     hash: secret.hash,
     prefix: secret.prefix,
     name: input.name ?? '',
@@ -43,8 +44,11 @@ export async function createKeyResponse(ctx: AdminContext, res: Response, accoun
     limitTokens: input.limit_tokens ?? null,
     limits: hasLimits(input.limits) ? input.limits : null,
     budget: input.budget ?? null,
+    maxKeys: ctx.maxKeysPerAccount,
   });
-  if (!record) return sendError(res, accountNotFound(accountId));
+  if (created.kind === 'key_limit') return sendError(res, keyLimit(created.maxKeys));
+  if (created.kind !== 'created') return sendError(res, accountNotFound(accountId));
+  const record = created.key;
   if (input.tokens !== undefined) {
     const granted = await ctx.store.grantPackage(accountId, { tokens: input.tokens, expiresAt: null });
     if (granted.kind === 'balance_limit') {

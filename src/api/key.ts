@@ -1,6 +1,7 @@
 /** An API key as the operator sees and makes it (`/admin/keys`, `/admin/accounts/:id/keys`): never its secret. */
 import { z } from 'zod';
 import { budgetWire } from '../limits/budget';
+import { apiError, type ApiError } from '../http/errors';
 import { limitsObject, limitsSchema, limitsWire } from '../limits/limits';
 import { keyStatus, type KeyRecord, type KeyState } from '../store/records/key';
 import { displayName, futureTime, grantAmount, list, nowSeconds, tokenAmount, tokenCount, unixTime } from './fields';
@@ -102,3 +103,10 @@ export const patchKeyRequest = z
   .strictObject({ limits: limitsSchema.nullable().optional(), budget: budgetWire.nullable().optional() })
   .refine((p) => p.limits !== undefined || p.budget !== undefined, 'must change limits or budget');
 export type PatchKeyRequest = z.input<typeof patchKeyRequest>;
+
+/** The refusal of a key beyond the account's limit, answered by the operator's and the console's routes alike. */
+export const keyLimit = (maxKeys: number): ApiError =>
+  apiError(
+    'invalid_request_error',
+    `This account already has ${maxKeys} API keys, the most it may have (revoked and expired keys count); ask the operator.`,
+  );

@@ -96,6 +96,8 @@ export const OPTIONS = {
   loginFailureWindowMinutes: meter('LOGIN_FAILURE_WINDOW_MINUTES', whole(15)),
   /** Console registrations allowed per client address in each hour: a budget apart from failed logins. */
   registrationsPerHour: meter('REGISTRATIONS_PER_HOUR', whole(10)),
+  /** The most API keys an account may have, revoked and expired ones included (they are kept). */
+  maxKeysPerAccount: meter('MAX_KEYS_PER_ACCOUNT', whole(100)),
   /**
    * Express's `trust proxy` for the standalone server (a host app keeps its own): which proxies in front may say who
    * the client is and whether it came over https. `false`, `true`, a hop count, or addresses/CIDRs.

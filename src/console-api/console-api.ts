@@ -38,6 +38,7 @@ export interface ConsoleApiOptions {
   loginMaxFailures: number;
   loginFailureWindowMs: number;
   registrationsPerHour: number;
+  maxKeysPerAccount: number;
   stripe: Stripe | undefined;
   /** The operator's router (admin/operator-api.ts), mounted here behind an admin session. */
   operator: Router;
@@ -67,7 +68,7 @@ export function consoleApi(options: ConsoleApiOptions): Router {
     accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }),
   );
   router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
-  router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard }));
+  router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard, maxKeys: options.maxKeysPerAccount }));
   // The models a key may be limited to, for an account holder who has no key yet: what /v1/models lists, unfiltered.
   router.get('/models', session, (_req, res) => {
     res.json(modelListObject(options.catalog().list()));

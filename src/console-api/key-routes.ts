@@ -5,6 +5,7 @@
 import { Router } from 'express';
 import {
   createOwnKeyRequest,
+  keyLimit,
   ownKeyObject,
   updateOwnKeyRequest,
   type CreatedOwnKeyObject,
@@ -27,6 +28,8 @@ export interface KeyRoutesDeps {
   catalog: () => Catalog;
   logger: Logger;
   guard: StoreGuard;
+  /** The most keys an account may have (MAX_KEYS_PER_ACCOUNT). */
+  maxKeys: number;
 }
 
 export function keyRoutes(deps: KeyRoutesDeps): Router {
@@ -52,7 +55,7 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
       if (refusal) return sendError(res, refusal);
       const account = sessionAccount(res);
       const secret = generateKey();
-      const record = await store.createKey(account.id, {
+      const created = await store.createKey(account.id, {
         hash: secret.hash,
         prefix: secret.prefix,
         name: input.name,
@@ -61,8 +64,12 @@ export function keyRoutes(deps: KeyRoutesDeps): Router {
         limitTokens: input.limit_tokens ?? null,
         limits: hasLimits(input.limits) ? input.limits : null,
         budget: input.budget ?? null,
+        maxKeys: deps.maxKeys,
       });
-      if (!record) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
+      if (created.kind === 'key_limit') return sendError(res, keyLimit(created.maxKeys));
+      if (created.kind !== 'created')
+        return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
+      const record = created.key;
       logger.info({ accountId: account.id, keyId: record.id }, 'key created in the console');
       const answer: CreatedOwnKeyObject = { ...ownKeyObject(record), key: secret.secret };
       res.status(201).json(answer);

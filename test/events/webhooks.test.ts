@@ -70,7 +70,8 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
   async function newKey(accountId: string): Promise<string> {
     const k = generateKey();
     const rec = await s.store.createKey(accountId, { hash: k.hash, prefix: k.prefix, name: 'k', expiresAt: null, models: null });
-    return rec!.id;
+    if (rec.kind !== 'created') throw new Error(rec.kind);
+    return rec.key.id;
   }
 
   test('each event type reaches the receiver once per cause, signed with the endpoint secret', async () => {

@@ -72,7 +72,7 @@ export async function keyWithTokens(
 ): Promise<{ id: string; accountId: string; secret: string }> {
   const accountId = extra.accountId ?? (await newAccount(store));
   const k = generateKey();
-  const rec = await store.createKey(accountId, {
+  const made = await store.createKey(accountId, {
     hash: k.hash,
     prefix: k.prefix,
     name: 'test',
@@ -82,7 +82,7 @@ export async function keyWithTokens(
     limits: extra.limits ?? null,
     budget: extra.budget ?? null,
   });
-  if (!rec) throw new Error(`no account ${accountId}`);
+  if (made.kind !== 'created') throw new Error(`no key in account ${accountId}: ${made.kind}`);
   if (tokens > 0) await store.grantPackage(accountId, { tokens, expiresAt: null });
-  return { id: rec.id, accountId, secret: k.secret };
+  return { id: made.key.id, accountId, secret: k.secret };
 }

@@ -30,7 +30,8 @@ describe('instrumentStore', () => {
     await store.updateAccount(accountId, { name: 'b' });
     await store.grantPackage(accountId, { tokens: 1000, expiresAt: null });
     const key = await store.createKey(accountId, { hash: 'h', prefix: 'p', name: 'k', expiresAt: null, models: null });
-    const ref = { id: key!.id, accountId };
+    if (key.kind !== 'created') throw new Error(key.kind);
+    const ref = { id: key.key.id, accountId };
     await store.findKeyId('h');
     await store.getKey(ref.id);
     await store.listKeys(accountId);

@@ -23,7 +23,8 @@ describe.each(storeKinds)('%s store: key ports', (kind) => {
         models: ['a/b', 'c/d'],
         limitTokens: 500,
       });
-      const rec = made!;
+      if (made.kind !== 'created') throw new Error(made.kind);
+      const rec = made.key;
       expect(await s.store.findKeyId('h1')).toEqual({ keyId: rec.id, accountId });
       expect(await s.store.findKeyId('nope')).toBeUndefined();
       const state = await s.store.getKey(rec.id);
@@ -70,8 +71,27 @@ describe.each(storeKinds)('%s store: key ports', (kind) => {
         kind: 'invalid_key',
         reason: 'not_found',
       });
-      expect(await s.store.createKey('acc_missing', { hash: 'h', prefix: 'p', name: '', expiresAt: null, models: null })).toBeUndefined();
+      expect(await s.store.createKey('acc_missing', { hash: 'h', prefix: 'p', name: '', expiresAt: null, models: null })).toEqual({
+        kind: 'account_not_found',
+      });
       expect(await s.store.findKeyId('h')).toBeUndefined();
+    });
+
+    it('an account cannot create more keys than its limit, not even all at once; revoked keys still count', async () => {
+      const id = await newAccount(s.store);
+      const newKey = (i: number) => ({ hash: `h${i}`, prefix: 'p', name: `k${i}`, expiresAt: null, models: null, maxKeys: 5 });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => s.store.createKey(id, newKey(i))));
+      const made = results.filter((r) => r.kind === 'created');
+      expect(made).toHaveLength(5);
+      for (const r of results.filter((r) => r.kind !== 'created')) expect(r).toEqual({ kind: 'key_limit', maxKeys: 5 });
+      expect(await s.store.listKeys(id)).toHaveLength(5);
+      // A refused key is not findable by its hash.
+      const refusedHashes = results.flatMap((r, i) => (r.kind === 'created' ? [] : [`h${i}`]));
+      for (const h of refusedHashes) expect(await s.store.findKeyId(h)).toBeUndefined();
+      await s.store.revokeKey((made[0] as { key: { id: string } }).key.id);
+      expect(await s.store.createKey(id, newKey(99))).toEqual({ kind: 'key_limit', maxKeys: 5 });
+      // Without maxKeys the store sets no limit (the host's own code decides).
+      expect((await s.store.createKey(id, { ...newKey(100), maxKeys: undefined })).kind).toBe('created');
     });
   });
 });

@@ -5,7 +5,7 @@
 import { LimitWindow } from '../../limits/limit-window';
 import type { KeyStore } from '../ports/key-store';
 import { newId } from '../ids';
-import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
+import type { CreateKeyResult, KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { keyCreatedData, keyRevokedData } from '../records/events';
 import { MemoryMetering } from './memory-metering';
 import { emitEvent } from './memory-outbox';
@@ -15,9 +15,10 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
   /** Secret hash -> the key and its account. */
   private readonly byHash = new Map<string, KeyRef>();
 
-  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
+  async createKey(accountId: string, input: NewKey): Promise<CreateKeyResult> {
     const acc = this.accounts.get(accountId);
-    if (!acc) return undefined;
+    if (!acc) return { kind: 'account_not_found' };
+    if (input.maxKeys !== undefined && acc.keys.length >= input.maxKeys) return { kind: 'key_limit', maxKeys: input.maxKeys };
     const record: Key['record'] = {
       id: newId('key'),
       accountId,
@@ -38,7 +39,7 @@ export abstract class MemoryKeys extends MemoryMetering implements KeyStore {
     if (!this.byHash.has(input.hash)) this.byHash.set(input.hash, { keyId: record.id, accountId });
     const copy = copyKey(key, this.now());
     if (this.wants.types.has('key.created')) emitEvent(acc, 'key.created', keyCreatedData(copy));
-    return copy;
+    return { kind: 'created', key: copy };
   }
 
   async findKeyId(hash: string): Promise<KeyRef | undefined> {

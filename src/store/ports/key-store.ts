@@ -3,12 +3,12 @@
  * in full, listing, changing and revoking keys. It includes the key lookup, and reads a key in full where that reads
  * only what the OpenAI routes need.
  */
-import type { KeyPatch, KeyRecord, KeyState, NewKey } from '../records/key';
+import type { CreateKeyResult, KeyPatch, KeyRecord, KeyState, NewKey } from '../records/key';
 import type { KeyLookup } from './key-lookup';
 
 export interface KeyStore extends KeyLookup {
-  /** Undefined when the account does not exist. */
-  createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined>;
+  /** A key in an existing account, within `input.maxKeys` keys when it is given. */
+  createKey(accountId: string, input: NewKey): Promise<CreateKeyResult>;
   /** The key's record and state (balance, cap, usage, limits' use); undefined for an unknown key. */
   getKey(keyId: string): Promise<KeyState | undefined>;
   /** One account's keys, or every key; in creation order. */

@@ -57,7 +57,18 @@ export interface NewKey {
   limits?: Limits | null;
   /** The key's budget; null or absent: none. */
   budget?: Budget | null;
+  /**
+   * The most keys the account may have, this one included: checked and counted in the same step as the creation, so
+   * keys created at once cannot pass it. Revoked and expired keys count (they are kept). Absent: no limit.
+   */
+  maxKeys?: number;
 }
+
+export type CreateKeyResult =
+  | { kind: 'created'; key: KeyRecord }
+  | { kind: 'account_not_found' }
+  /** The account already has `maxKeys` keys: nothing created. */
+  | { kind: 'key_limit'; maxKeys: number };
 
 /** What can change on a key after its creation. */
 export interface KeyPatch {

@@ -9,7 +9,7 @@ import { encodeLimits } from '../../limits/limits';
 import { newId } from '../ids';
 import { keyCreatedData, keyRevokedData } from '../records/events';
 import type { KeyStore } from '../ports/key-store';
-import type { KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
+import type { CreateKeyResult, KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { defineScripts } from './define-scripts';
 import { RedisMetering } from './redis-metering';
 import type { RedisStoreOptions } from './redis-model-limits';
@@ -32,7 +32,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     });
   }
 
-  async createKey(accountId: string, input: NewKey): Promise<KeyRecord | undefined> {
+  async createKey(accountId: string, input: NewKey): Promise<CreateKeyResult> {
     const id = newId('key');
     const created = Math.floor(Date.now() / 1000);
     const limit = input.limitTokens ?? null;
@@ -56,16 +56,17 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       this.keyScripts.tmCreateKeyEv,
       accountId,
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
-      [id, ...Object.entries(fields).flat()],
+      [id, input.maxKeys ?? '', ...Object.entries(fields).flat()],
       this.wanted('key.created')
         ? [newId('evt'), keyCreatedData({ id, accountId, name: input.name, prefix: input.prefix, expiresAt: input.expiresAt })]
         : undefined,
     );
-    if (Number(made) !== 1) return undefined;
+    if (Number(made) === 0) return { kind: 'account_not_found' };
+    if (Number(made) === -1) return { kind: 'key_limit', maxKeys: input.maxKeys as number };
     // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
     await this.redis.hset(this.global('ka'), id, accountId);
     await this.redis.set(this.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
-    return {
+    const key: KeyRecord = {
       id,
       accountId,
       name: input.name,
@@ -80,6 +81,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       limits: input.limits ?? null,
       budget: input.budget ? budgetStatus(input.budget, undefined, this.now()) : null,
     };
+    return { kind: 'created', key };
   }
 
   async updateKey(keyId: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
