@@ -249,7 +249,7 @@ function webhooksRouter(
   router.use(
     '/stripe',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
-    stripeWebhook({ stripe, webhookSecret, store, logger, guard }),
+    stripeWebhook({ stripe, webhookSecret, store, commerce: deps.commerce, logger, guard }),
     errorHandler(logger),
   );
   return router;

@@ -84,7 +84,7 @@ export function commerceRoutes(deps: CommerceRoutesDeps): Router {
         const account = sessionAccount(res);
         let url: string | null;
         try {
-          url = await createCheckout(stripe, { product, account, origin: originOf(req) });
+          url = await createCheckout(stripe, commerce, { product, account, origin: originOf(req) });
         } catch (err) {
           logger.error({ err: (err as Error).message, accountId: account.id }, 'stripe checkout could not be created');
           return sendError(res, apiError('upstream_error', 'The payment provider could not start a checkout; try again shortly.'));

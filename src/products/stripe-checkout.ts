@@ -1,9 +1,11 @@
 /**
  * Stripe Checkout (only when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set): the client, and the Checkout
- * Session the console starts for a product. Stripe's webhook (src/webhooks/stripe-webhook.ts) credits the package once
- * the payment is in, from the metadata written here.
+ * Session the console starts for a product, recorded in the commerce store. Stripe's webhook
+ * (src/webhooks/stripe-webhook.ts) credits the package once the payment is in, only for a session recorded here and
+ * only with what its record says.
  */
 import Stripe from 'stripe';
+import type { CommerceStore } from '../store/ports/commerce-store';
 import type { Product } from '../store/records/commerce';
 
 export interface StripeSettings {
@@ -33,9 +35,13 @@ export function stripeClient(settings: StripeSettings): Stripe {
   });
 }
 
-/** Creates a Checkout Session for one product; the metadata is what the webhook will credit. */
+/**
+ * Creates a Checkout Session for one product and records it (what it sells, to whom, at what price) before its page
+ * is given out: the webhook credits nothing else. The metadata repeats the record, for the dashboard and as a check.
+ */
 export async function createCheckout(
   stripe: Stripe,
+  commerce: Pick<CommerceStore, 'recordCheckout'>,
   input: { product: Product; account: { id: string; email: string | null }; origin: string },
 ): Promise<string | null> {
   const { product, account, origin } = input;
@@ -55,6 +61,15 @@ export async function createCheckout(
     },
     success_url: `${origin}/console/?checkout=success`,
     cancel_url: `${origin}/console/?checkout=cancelled`,
+  });
+  await commerce.recordCheckout({
+    sessionId: session.id,
+    accountId: account.id,
+    productId: product.id,
+    tokens: product.tokens,
+    validDays: product.validDays,
+    amount: product.price,
+    currency: product.currency,
   });
   return session.url;
 }

@@ -77,14 +77,13 @@ describe('buying through Stripe Checkout in Chromium', () => {
     await expect(page.getByText('Balance now: 0 tokens').count()).resolves.toBe(1);
     await review(w, 'checkout-success');
 
-    // Stripe's webhook, with the metadata the console's Checkout Session carried.
-    const session = standIn.sessions[0];
-    const metadata = Object.fromEntries([...session].filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v]));
+    // Stripe's webhook, carrying the console's Checkout Session (its metadata, amount and currency), now paid.
+    const session = standIn.created[0];
     const payload = JSON.stringify({
       id: 'evt_console_1',
       object: 'event',
       type: 'checkout.session.completed',
-      data: { object: { id: 'cs_test_1', object: 'checkout.session', payment_status: 'paid', metadata } },
+      data: { object: { ...session, payment_status: 'paid' } },
     });
     const signature = new Stripe('sk_test_unused').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
     const delivered = await fetch(`${url}/webhooks/stripe`, {

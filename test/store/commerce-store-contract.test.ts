@@ -2,7 +2,7 @@
 import { makeCommerceStore, type Under } from '../helpers/console-stores';
 import { storeKinds } from '../helpers/stores';
 import type { CommerceStore } from '../../src/store/ports/commerce-store';
-import type { NewProduct, NewRedemptionCode } from '../../src/store/records/commerce';
+import { CHECKOUT_RECORD_DAYS, type NewProduct, type NewRedemptionCode } from '../../src/store/records/commerce';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -108,6 +108,42 @@ describe.each(storeKinds)('%s commerce store', (kind) => {
       const [c] = await s.store.createCodes([code('abc123')]);
       const keys = await s.redis.keys(`${s.prefix}*`);
       expect(keys.sort()).toEqual([`${s.prefix}rch:abc123`, `${s.prefix}rcs`, `${s.prefix}{${c.id}}:rc`].sort());
+    });
+  });
+
+  describe('checkouts', () => {
+    it('finds a Checkout Session it recorded, with what was sold, and nothing for any other id', async () => {
+      const sold = {
+        sessionId: 'cs_test_1',
+        accountId: 'acc_a',
+        productId: 'starter',
+        tokens: 100_000,
+        validDays: 30,
+        amount: 500,
+        currency: 'usd',
+      };
+      await s.store.recordCheckout(sold);
+      await s.store.recordCheckout({ ...sold, sessionId: 'cs_test_2', validDays: null });
+      expect(await s.store.getCheckout('cs_test_1')).toEqual({ ...sold, created: expect.any(Number) });
+      expect((await s.store.getCheckout('cs_test_1'))!.created).toBeGreaterThanOrEqual(nowS() - 5);
+      expect(await s.store.getCheckout('cs_test_2')).toMatchObject({ validDays: null });
+      expect(await s.store.getCheckout('cs_live_made_elsewhere')).toBeUndefined();
+    });
+
+    it('keeps a checkout’s record for CHECKOUT_RECORD_DAYS in Redis, then lets it go', async () => {
+      if (!s.redis) return; // the memory store lives no longer than its process
+      await s.store.recordCheckout({
+        sessionId: 'cs_ttl',
+        accountId: 'a',
+        productId: 'p',
+        tokens: 1,
+        validDays: null,
+        amount: 1,
+        currency: 'usd',
+      });
+      const ttl = await s.redis.ttl(`${s.prefix}co:cs_ttl`);
+      expect(ttl).toBeGreaterThan(CHECKOUT_RECORD_DAYS * 86_400 - 60);
+      expect(ttl).toBeLessThanOrEqual(CHECKOUT_RECORD_DAYS * 86_400);
     });
   });
 });

@@ -1,7 +1,9 @@
-/** The embedded commerce store: products and redemption codes in this process's memory (one process only). */
+/** The embedded commerce store: products, redemption codes and checkouts in this process's memory (one process only). */
 import type {
+  CheckoutRecord,
   ClaimResult,
   CreateProductResult,
+  NewCheckout,
   NewProduct,
   NewRedemptionCode,
   Product,
@@ -15,6 +17,7 @@ export class MemoryCommerceStore implements CommerceStore {
   private readonly products = new Map<string, Product>();
   private readonly codes = new Map<string, RedemptionCode>();
   private readonly codeByHash = new Map<string, string>();
+  private readonly checkouts = new Map<string, CheckoutRecord>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -77,6 +80,15 @@ export class MemoryCommerceStore implements CommerceStore {
   async markCredited(codeId: string): Promise<void> {
     const code = this.codes.get(codeId);
     if (code?.redeemedBy) code.credited = true;
+  }
+
+  async recordCheckout(checkout: NewCheckout): Promise<void> {
+    this.checkouts.set(checkout.sessionId, { ...checkout, created: this.seconds() });
+  }
+
+  async getCheckout(sessionId: string): Promise<CheckoutRecord | undefined> {
+    const c = this.checkouts.get(sessionId);
+    return c && { ...c };
   }
 
   async close(): Promise<void> {}

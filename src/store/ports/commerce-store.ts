@@ -1,10 +1,13 @@
 /**
- * The commerce port, for the product center (src/products/): products and redemption codes (stored by hash, claimed
- * once). Crediting the package itself is the account port's `grantPackage` with a once-id.
+ * The commerce port, for the product center (src/products/): products, redemption codes (stored by hash, claimed
+ * once) and the Checkout Sessions this proxy created. Crediting the package itself is the account port's
+ * `grantPackage` with a once-id.
  */
 import type {
+  CheckoutRecord,
   ClaimResult,
   CreateProductResult,
+  NewCheckout,
   NewProduct,
   NewRedemptionCode,
   Product,
@@ -35,6 +38,11 @@ export interface CommerceStore {
   claimCode(hash: string, accountId: string): Promise<ClaimResult>;
   /** Records that the claimed code's package was credited; later claims answer `used`. */
   markCredited(codeId: string): Promise<void>;
+
+  /** Records a Checkout Session this proxy just created (before its page is given to the buyer). */
+  recordCheckout(checkout: NewCheckout): Promise<void>;
+  /** The session recorded under this id (for CHECKOUT_RECORD_DAYS at least); undefined: not one this proxy created. */
+  getCheckout(sessionId: string): Promise<CheckoutRecord | undefined>;
 
   close(): Promise<void>;
 }

@@ -1,4 +1,7 @@
-/** What the commerce store keeps: the product center's products (token packages for sale) and redemption codes. */
+/**
+ * What the commerce store keeps: the product center's products (token packages for sale), redemption codes, and the
+ * Checkout Sessions this proxy created.
+ */
 import type { UnixSeconds } from './common';
 
 export interface Product {
@@ -47,3 +50,27 @@ export interface NewRedemptionCode {
 export type ClaimResult =
   /** Claimed for this account; `resumed`: it was already, by an attempt whose credit was not confirmed. */
   { kind: 'claimed'; code: RedemptionCode; resumed: boolean } | { kind: 'used' } | { kind: 'expired' } | { kind: 'unknown' };
+
+/**
+ * A Stripe Checkout Session this proxy created: what it sold, to whom, at what price. The payment webhook credits only
+ * sessions recorded here, and only what the record says, so a session signed by Stripe but made by anyone else
+ * (another app on the same Stripe account, someone with dashboard or API access) credits nothing.
+ */
+export interface CheckoutRecord {
+  /** Stripe's id of the session (`cs_…`). */
+  sessionId: string;
+  accountId: string;
+  productId: string;
+  /** The package as sold then: a product edited before the payment completes does not change what was bought. */
+  tokens: number;
+  validDays: number | null;
+  /** The price charged, in the currency's smallest unit, and its currency (lower case). */
+  amount: number;
+  currency: string;
+  created: UnixSeconds;
+}
+
+export type NewCheckout = Omit<CheckoutRecord, 'created'>;
+
+/** How long a Checkout Session's record is kept: far longer than Stripe takes to settle a delayed payment. */
+export const CHECKOUT_RECORD_DAYS = 90;

@@ -1,15 +1,18 @@
-/** The shared commerce store on Redis (or Redis Cluster): products and redemption codes, one script per change. */
+/** The shared commerce store on Redis (or Redis Cluster): products, redemption codes and checkouts, one script per change. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import * as scripts from './scripts/commerce-scripts';
-import type {
-  ClaimResult,
-  CreateProductResult,
-  NewProduct,
-  NewRedemptionCode,
-  Product,
-  ProductPatch,
-  RedemptionCode,
+import {
+  CHECKOUT_RECORD_DAYS,
+  type CheckoutRecord,
+  type ClaimResult,
+  type CreateProductResult,
+  type NewCheckout,
+  type NewProduct,
+  type NewRedemptionCode,
+  type Product,
+  type ProductPatch,
+  type RedemptionCode,
 } from '../records/commerce';
 import type { CommerceStore } from '../ports/commerce-store';
 import { defineScripts } from './define-scripts';
@@ -45,6 +48,9 @@ export class RedisCommerceStore implements CommerceStore {
   }
   private codeKey(id: string): string {
     return `${this.prefix}{${id}}:rc`;
+  }
+  private checkoutKey(sessionId: string): string {
+    return `${this.prefix}co:${sessionId}`;
   }
 
   async createProduct(p: NewProduct): Promise<CreateProductResult> {
@@ -130,6 +136,32 @@ export class RedisCommerceStore implements CommerceStore {
 
   async markCredited(codeId: string): Promise<void> {
     await this.run.tmCodeCredited([this.codeKey(codeId)], []);
+  }
+
+  async recordCheckout(c: NewCheckout): Promise<void> {
+    const key = this.checkoutKey(c.sessionId);
+    const fields = { account_id: c.accountId, product_id: c.productId, tokens: c.tokens, valid_days: c.validDays ?? 0 };
+    await this.redis
+      .multi()
+      .hset(key, { ...fields, amount: c.amount, currency: c.currency, created: Math.floor(Date.now() / 1000) })
+      .expire(key, CHECKOUT_RECORD_DAYS * 86_400)
+      .exec();
+  }
+
+  async getCheckout(sessionId: string): Promise<CheckoutRecord | undefined> {
+    const h = await this.redis.hgetall(this.checkoutKey(sessionId));
+    if (h.created === undefined) return undefined;
+    const validDays = Number(h.valid_days ?? 0);
+    return {
+      sessionId,
+      accountId: h.account_id ?? '',
+      productId: h.product_id ?? '',
+      tokens: Number(h.tokens),
+      validDays: validDays > 0 ? validDays : null,
+      amount: Number(h.amount),
+      currency: h.currency ?? '',
+      created: Number(h.created),
+    };
   }
 
   /** The connection is shared with the main store, which closes it. */

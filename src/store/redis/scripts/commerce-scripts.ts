@@ -9,6 +9,8 @@
  *                          (expires_at 0 = never; redeemed_by "" = not yet)
  *   rch:HASH         STRING the code id for a code's hash (written last, so a half-made code is never found)
  *   rcs              SET   code ids
+ *   co:SESSION       HASH  account_id product_id tokens valid_days amount currency created (valid_days 0 = none):
+ *                          a Checkout Session this proxy created; expires after CHECKOUT_RECORD_DAYS
  */
 
 /**
