@@ -2,6 +2,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import { favicon } from './console/favicon';
 import { securityHeaders } from './console/security-headers';
+import { bodyTimeout } from './http/body-timeout';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import type { Logger } from './observability/logger';
@@ -15,6 +16,8 @@ export interface AppOptions {
   metricsHandler?: RequestHandler;
   /** Express's `trust proxy`: who the client is and whether it came over https (the console's throttle and cookie). */
   trustProxy: boolean | number | string;
+  /** BODY_TIMEOUT_SECONDS for every route of the app, in ms (the routers time their own routes in a host app too). */
+  bodyTimeoutMs: number;
 }
 
 export function createApp(meter: Tokenmeter, options: AppOptions): Express {
@@ -22,6 +25,8 @@ export function createApp(meter: Tokenmeter, options: AppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy);
+  // First, so a body trickled to any route (a 404, /healthz) is cut off too; the routers then see it timed already.
+  app.use(bodyTimeout(options.bodyTimeoutMs));
 
   // The OpenAI API first: its completions route is the hot path, and every layer before it is tried on every request.
   app.use('/v1', meter.openai);

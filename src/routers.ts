@@ -21,6 +21,7 @@ import type { Catalog } from './catalog/models';
 import type { Authenticate } from './config/option-types';
 import type { MeterConfig } from './config/options';
 import { bearerAuth } from './http/auth';
+import { bodyTimeout } from './http/body-timeout';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import { hostAuth } from './http/host-auth';
@@ -126,6 +127,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   const log = (completions: boolean, endpoint?: EndpointName) =>
     requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions, endpoint });
   const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
+  const deadline = bodyTimeout(config.bodyTimeoutSeconds * 1000);
   const refuseWhileDraining: RequestHandler = (_req, res, next) => {
     if (!lifecycle.draining) return next();
     res.setHeader('connection', 'close');
@@ -149,6 +151,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     router.post(
       path,
       log(true, endpoint.name),
+      deadline,
       refuseWhileDraining,
       authenticate,
       jsonBody(config.bodyLimit),
@@ -167,8 +170,8 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     responseLimit: config.upstreamResponseLimit,
     timeoutMs: config.upstreamTimeoutMs,
   });
-  router.use('/responses', log(false), refuseWhileDraining, authenticate, stored);
-  router.use('/models', log(false), authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, guard }));
+  router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, stored);
+  router.use('/models', log(false), deadline, authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, guard }));
   router.use(errorHandler(logger));
   return router;
 }
@@ -191,7 +194,8 @@ function adminRouter(deps: MeterDeps, operator: Router): Router {
   if (!token) return router;
   const { logger } = deps;
   router.use(requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }));
-  router.use(adminToken(token), operator);
+  // Every request that reaches this router is the admin API's (unknown routes included): all get the body deadline.
+  router.use(bodyTimeout(deps.config.bodyTimeoutSeconds * 1000), adminToken(token), operator);
   router.use(errorHandler(logger));
   return router;
 }
@@ -213,6 +217,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
     '/api',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
     securityHeaders,
+    bodyTimeout(config.bodyTimeoutSeconds * 1000),
     consoleApi({
       store,
       sessions: deps.sessions,
@@ -249,6 +254,7 @@ function webhooksRouter(
   router.use(
     '/stripe',
     requestLog({ logger, metrics: deps.metrics, logPayloads: false, completions: false }),
+    bodyTimeout(deps.config.bodyTimeoutSeconds * 1000),
     stripeWebhook({ stripe, webhookSecret, store, commerce: deps.commerce, logger, guard }),
     errorHandler(logger),
   );

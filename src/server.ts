@@ -58,6 +58,7 @@ async function startWith(config: Config, env: NodeJS.ProcessEnv): Promise<Runnin
     metrics: config.metricsPort === undefined,
     metricsHandler: groupMetrics,
     trustProxy: config.trustProxy,
+    bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
   });
   const server = app.listen(config.port, config.host);
   // Requests Node's parser refuses (431, 400, 408) get the OpenAI error body too.

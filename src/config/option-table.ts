@@ -66,6 +66,8 @@ export const OPTIONS = {
   bodyLimit: meter('BODY_LIMIT', size('4mb')),
   /** Largest non-streamed upstream response buffered for metering. */
   upstreamResponseLimit: meter('UPSTREAM_RESPONSE_LIMIT', size('16mb')),
+  /** A request body not fully received this long after it reached tokenmeter gets 408 and its connection closed. */
+  bodyTimeoutSeconds: meter('BODY_TIMEOUT_SECONDS', whole(30)),
   /** Time to open a connection upstream. */
   upstreamConnectTimeoutMs: meter('UPSTREAM_CONNECT_TIMEOUT_MS', whole(5_000)),
   /** Longest upstream silence, before its headers or between stream bytes. */

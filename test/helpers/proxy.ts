@@ -100,7 +100,12 @@ export async function startProxy(options: {
     },
     async () => {},
   );
-  const app = createApp(tokenmeter, { logger, metrics: config.metricsPort === undefined, trustProxy: config.trustProxy });
+  const app = createApp(tokenmeter, {
+    logger,
+    metrics: config.metricsPort === undefined,
+    trustProxy: config.trustProxy,
+    bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
+  });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
