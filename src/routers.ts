@@ -212,6 +212,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
   const { config, logger } = deps;
   const { store, guard, operator, stripe } = parts;
   const sessionIdleMs = config.sessionIdleHours * 3_600_000;
+  const sessionMaxMs = config.sessionMaxHours * 3_600_000;
   const router = Router();
   router.use(
     '/api',
@@ -227,6 +228,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
       guard,
       registration: config.accountRegistration,
       sessionIdleMs,
+      sessionMaxMs,
       loginMaxFailures: config.loginMaxFailures,
       loginFailureWindowMs: config.loginFailureWindowMinutes * 60_000,
       registrationsPerHour: config.registrationsPerHour,
@@ -236,7 +238,7 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
     }),
     errorHandler(logger),
   );
-  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, sessionIdleMs), store });
+  const signedIn = signedInAccount({ sessions: new Sessions(deps.sessions, sessionIdleMs, sessionMaxMs), store });
   router.use(consoleRoutes({ catalog: deps.catalog, webDir: deps.webDir, signedIn }));
   return router;
 }

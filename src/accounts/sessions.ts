@@ -1,7 +1,8 @@
 /**
  * Console sessions: a random id in an HttpOnly cookie, only its SHA-256 in the store, ended after SESSION_IDLE_HOURS
- * unused. The cookie carries the account id too, so a session lives under its account's hash tag and ending all of
- * an account's sessions is one step.
+ * unused and SESSION_MAX_HOURS after it started however much it is used (so a stolen cookie kept busy still dies).
+ * The cookie carries the account id too, so a session lives under its account's hash tag and ending all of an
+ * account's sessions is one step.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { SessionStore } from '../store/ports/session-store';
@@ -17,9 +18,11 @@ export interface SessionCookieOptions {
 }
 
 export class Sessions {
+  /** `maxMs`: the absolute lifetime of a session; a session started before a smaller one was set ends by it too. */
   constructor(
     private readonly store: SessionStore,
     private readonly idleMs: number,
+    private readonly maxMs: number,
   ) {}
 
   /**
@@ -32,24 +35,25 @@ export class Sessions {
       accountId: account.id,
       hash: hashSessionSecret(secret),
       idleMs: this.idleMs,
+      maxMs: this.maxMs,
       stamp: stampOf(account),
     });
     return `${account.id}.${secret}`;
   }
 
-  /** The account id and stamp of a live session (its idle time restarted), or undefined. */
-  async resume(cookieValue: string | undefined): Promise<{ accountId: string; stamp: string } | undefined> {
+  /** The account id, stamp and start (Unix seconds) of a live session (its idle time restarted), or undefined. */
+  async resume(cookieValue: string | undefined): Promise<{ accountId: string; stamp: string; created: number } | undefined> {
     const parsed = parseCookieValue(cookieValue);
     if (!parsed) return undefined;
-    const session = await this.store.touchSession(parsed.accountId, hashSessionSecret(parsed.secret), this.idleMs);
-    return session && { accountId: session.accountId, stamp: session.stamp };
+    const session = await this.store.touchSession(parsed.accountId, hashSessionSecret(parsed.secret), this.idleMs, this.maxMs);
+    return session && { accountId: session.accountId, stamp: session.stamp, created: session.created };
   }
 
   /** The account id and stamp of a live session, read without restarting its idle time; or undefined. */
   async peek(cookieValue: string | undefined): Promise<{ accountId: string; stamp: string } | undefined> {
     const parsed = parseCookieValue(cookieValue);
     if (!parsed) return undefined;
-    const session = await this.store.readSession(parsed.accountId, hashSessionSecret(parsed.secret));
+    const session = await this.store.readSession(parsed.accountId, hashSessionSecret(parsed.secret), this.maxMs);
     return session && { accountId: session.accountId, stamp: session.stamp };
   }
 
@@ -62,9 +66,20 @@ export class Sessions {
     return this.store.deleteAccountSessions(accountId);
   }
 
-  /** The Set-Cookie value for a session. */
-  cookie(value: string, options: SessionCookieOptions): string {
-    const maxAge = Math.floor(this.idleMs / 1000);
+  /**
+   * Ends every other session of the account and keeps this one, under the account's stamp as it is now (after a
+   * password change); resolves to how many ended.
+   */
+  async keepOnly(cookieValue: string | undefined, account: { id: string; passwordHash: string | null }): Promise<number> {
+    const parsed = parseCookieValue(cookieValue);
+    if (!parsed || parsed.accountId !== account.id) return this.endAll(account.id);
+    return this.store.keepOnlySession(account.id, hashSessionSecret(parsed.secret), stampOf(account));
+  }
+
+  /** The Set-Cookie value for a session: it lasts the idle time, and never past the session's end (`created`, s). */
+  cookie(value: string, options: SessionCookieOptions, created?: number): string {
+    const left = created === undefined ? this.maxMs : created * 1000 + this.maxMs - Date.now();
+    const maxAge = Math.max(0, Math.floor(Math.min(this.idleMs, left) / 1000));
     return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${options.secure ? '; Secure' : ''}`;
   }
 

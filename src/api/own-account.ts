@@ -1,4 +1,4 @@
-/** The account as its holder sees it in the self-service API (`/console/api`): register, log in, log out, `me`. */
+/** The account as its holder sees it in the self-service API (`/console/api`): register, log in, log out, `me`, password. */
 import { z } from 'zod';
 import { MAX_PASSWORD_LENGTH } from '../accounts/password';
 import type { AccountRecord, AccountState } from '../store/records/account';
@@ -33,6 +33,20 @@ export type LogoutRequest = z.input<typeof logoutRequest>;
 
 export const loggedOutSchema = z.strictObject({ logged_out: z.literal(true) });
 export type LoggedOutObject = z.infer<typeof loggedOutSchema>;
+
+/**
+ * `POST /console/api/password`: the current password (checked, and throttled, as a login's is) and the new one (held
+ * to the same rules as at registration).
+ */
+export const passwordChangeRequest = z.strictObject({
+  current_password: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(MAX_PASSWORD_LENGTH),
+  new_password: newPassword,
+});
+export type PasswordChangeRequest = z.input<typeof passwordChangeRequest>;
+
+/** A changed password: this session goes on; `sessions_ended` says how many others of the account it ended. */
+export const passwordChangedSchema = z.strictObject({ password_changed: z.literal(true), sessions_ended: z.number().int().nonnegative() });
+export type PasswordChangedObject = z.infer<typeof passwordChangedSchema>;
 
 /** Register and login answer with it. */
 export const ownAccountSchema = z.strictObject({

@@ -92,6 +92,8 @@ export const OPTIONS = {
   accountRegistration: meter('ACCOUNT_REGISTRATION', oneOf(['open', 'closed'], 'closed', 'must be open or closed')),
   /** A console session ends after this many hours unused. */
   sessionIdleHours: meter('SESSION_IDLE_HOURS', whole(168)),
+  /** A console session ends this many hours after login, however much it is used. */
+  sessionMaxHours: meter('SESSION_MAX_HOURS', whole(720)),
   /** Failed console logins allowed per account and per client address in each window. */
   loginMaxFailures: meter('LOGIN_MAX_FAILURES', whole(10)),
   /** The failed-login window, in minutes. */

@@ -1,5 +1,6 @@
 /**
- * The account holder's own account: register (when ACCOUNT_REGISTRATION=open), log in, log out, and `me`.
+ * The account holder's own account: register (when ACCOUNT_REGISTRATION=open), log in, log out, `me`, and a new
+ * password (which ends every other session of the account and keeps the one it was made in).
  *
  * What a taken email reveals at registration: that it is taken (409 `email_taken`). Without email delivery there is
  * no way to answer a taken and a fresh address alike and still tell a real registrant why they cannot log in; so every
@@ -18,8 +19,17 @@ import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
 import type { StoreGuard } from '../http/store-guard';
 import type { AccountStore } from '../store/ports/account-store';
-import { loginRequest, logoutRequest, meObject, ownAccountObject, registerRequest, type LoggedOutObject } from '../api';
-import { sessionAccount } from './session-auth';
+import {
+  loginRequest,
+  logoutRequest,
+  meObject,
+  ownAccountObject,
+  passwordChangeRequest,
+  registerRequest,
+  type LoggedOutObject,
+  type PasswordChangedObject,
+} from '../api';
+import { sessionAccount, type SessionLocals } from './session-auth';
 
 export interface AccountRoutesDeps {
   store: AccountStore;
@@ -34,6 +44,7 @@ export interface AccountRoutesDeps {
 }
 
 const WRONG = apiError('invalid_credentials', 'The email or password is wrong, or the account is disabled.');
+const WRONG_CURRENT = apiError('invalid_request_error', 'The current password is wrong.', 'current_password');
 const tooMany = (res: Response, retryAfterSeconds: number) =>
   sendError(res, apiError('too_many_attempts', `Too many failed attempts; try again in ${retryAfterSeconds} s.`), {
     'retry-after': String(retryAfterSeconds),
@@ -116,6 +127,35 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
       if (req.accepts(['application/json', 'text/html']) === 'text/html') return res.redirect(303, '/console/signin');
       const answer: LoggedOutObject = { logged_out: true };
       res.json(answer);
+    }),
+  );
+
+  router.post(
+    '/password',
+    deps.requireSession,
+    guard(async (req, res) => {
+      const parsed = passwordChangeRequest.safeParse(req.body ?? {});
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const account = sessionAccount(res);
+      // Counted as a login attempt of the account and the address: a stolen session cannot guess the password faster.
+      const admission = await throttle.admit(account.email ?? account.id, address(req));
+      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+      if (account.passwordHash === null || !(await verifyPassword(parsed.data.current_password, account.passwordHash))) {
+        logger.info({ accountId: account.id }, 'console password change refused');
+        return sendError(res, WRONG_CURRENT);
+      }
+      const passwordHash = await hashPassword(parsed.data.new_password);
+      // The new hash first: from this moment every session started under the old one is refused (its stamp differs).
+      const updated = await store.updateAccount(account.id, { passwordHash });
+      if (!updated) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
+      const cookie = sessionCookieValue(req.headers.cookie);
+      const ended = await sessions.keepOnly(cookie, updated);
+      await throttle.succeeded(admission.ticket);
+      const created = (res.locals as SessionLocals).sessionCreated;
+      res.setHeader('set-cookie', sessions.cookie(cookie!, { secure: deps.secure(req) }, created));
+      logger.info({ accountId: account.id, sessionsEnded: ended }, 'console password changed');
+      const body: PasswordChangedObject = { password_changed: true, sessions_ended: ended };
+      res.json(body);
     }),
   );
 

@@ -35,6 +35,7 @@ export interface ConsoleApiOptions {
   guard: StoreGuard;
   registration: 'open' | 'closed';
   sessionIdleMs: number;
+  sessionMaxMs: number;
   loginMaxFailures: number;
   loginFailureWindowMs: number;
   registrationsPerHour: number;
@@ -46,7 +47,7 @@ export interface ConsoleApiOptions {
 
 export function consoleApi(options: ConsoleApiOptions): Router {
   const { store, logger, guard } = options;
-  const sessions = new Sessions(options.sessions, options.sessionIdleMs);
+  const sessions = new Sessions(options.sessions, options.sessionIdleMs, options.sessionMaxMs);
   const throttle = new LoginThrottle(options.sessions, {
     maxFailures: options.loginMaxFailures,
     windowMs: options.loginFailureWindowMs,

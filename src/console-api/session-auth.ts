@@ -12,6 +12,8 @@ const REQUIRED = apiError('session_required', 'Log in first: this route needs a 
 
 export interface SessionLocals {
   account: AccountState;
+  /** When the request's session started (Unix seconds). */
+  sessionCreated: number;
 }
 
 /** The signed-in account, set by requireSession. */
@@ -35,8 +37,9 @@ export function requireSession(deps: { sessions: Sessions; store: Pick<AccountSt
       return sendError(res, REQUIRED);
     }
     (res.locals as SessionLocals).account = account;
+    (res.locals as SessionLocals).sessionCreated = session.created;
     // The cookie's Max-Age restarts with the session's idle time, so an account holder in use is never logged out.
-    res.setHeader('set-cookie', deps.sessions.cookie(cookie!, { secure: deps.secure(req) }));
+    res.setHeader('set-cookie', deps.sessions.cookie(cookie!, { secure: deps.secure(req) }, session.created));
     next();
   };
 }

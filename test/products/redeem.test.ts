@@ -48,7 +48,7 @@ describe('redemption codes', () => {
     const browsers = await Promise.all(
       accounts.map(async (id, i) => {
         const b = new Browser(i % 2 === 0 ? c.proxy.url : second.url);
-        b.cookie = `tm_session=${await new Sessions(c.sessions.store, 60_000).start({ id, passwordHash: null })}`;
+        b.cookie = `tm_session=${await new Sessions(c.sessions.store, 60_000, 3_600_000).start({ id, passwordHash: null })}`;
         return b;
       }),
     );

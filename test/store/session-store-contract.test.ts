@@ -76,6 +76,41 @@ describe.each(storeKinds)('%s session store', (kind) => {
       expect(await s.store.deleteAccountSessions('acc_a')).toBe(0);
     });
 
+    it('a stolen session kept busy still ends at its absolute lifetime', async () => {
+      await s.store.createSession({ accountId: 'acc_a', hash: 'busy', idleMs: HOUR, maxMs: 1_000, stamp: 's1' });
+      await s.store.createSession({ accountId: 'acc_a', hash: 'other', idleMs: HOUR, maxMs: HOUR, stamp: 's1' });
+      expect(await s.store.touchSession('acc_a', 'busy', HOUR, 1_000)).toBeDefined();
+      // Wide margin past the lifetime; the session was used just before, and is still far from its idle time.
+      await sleep(1_300);
+      expect(await s.store.touchSession('acc_a', 'busy', HOUR, 1_000)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'busy', HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'other', HOUR, HOUR)).toBeDefined();
+      expect(await s.store.deleteAccountSessions('acc_a')).toBe(1);
+    });
+
+    it('a lifetime lowered later ends the sessions started under the old one that are past it', async () => {
+      await s.store.createSession({ accountId: 'acc_a', hash: 'h1', idleMs: HOUR, maxMs: HOUR, stamp: 's1' });
+      await sleep(300);
+      // Read alone (a page showing who is signed in) or used, it is over.
+      expect(await s.store.readSession('acc_a', 'h1', HOUR)).toBeDefined();
+      expect(await s.store.readSession('acc_a', 'h1', 100)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'h1', HOUR, 100)).toBeUndefined();
+    });
+
+    it('keeps only the session a password was changed in, under its new stamp, and no other of the account', async () => {
+      for (const h of ['h1', 'h2', 'h3']) await s.store.createSession({ accountId: 'acc_a', hash: h, idleMs: HOUR, stamp: 'old' });
+      await s.store.createSession({ accountId: 'acc_b', hash: 'hb', idleMs: HOUR, stamp: 'old' });
+      expect(await s.store.keepOnlySession('acc_a', 'h2', 'new')).toBe(2);
+      expect(await s.store.touchSession('acc_a', 'h1', HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'h3', HOUR)).toBeUndefined();
+      expect(await s.store.touchSession('acc_a', 'h2', HOUR)).toMatchObject({ stamp: 'new' });
+      expect(await s.store.touchSession('acc_b', 'hb', HOUR)).toMatchObject({ stamp: 'old' });
+      // A kept session that is already gone is not made up: every session of the account ends.
+      expect(await s.store.keepOnlySession('acc_a', 'gone', 'newer')).toBe(1);
+      expect(await s.store.touchSession('acc_a', 'gone', HOUR)).toBeUndefined();
+      expect(await s.store.deleteAccountSessions('acc_a')).toBe(0);
+    });
+
     it('stores only the hash it was given, under the account’s hash tag (one Cluster slot)', async () => {
       if (!s.redis) return; // the memory store keeps what it is given by construction
       await s.store.createSession({ accountId: 'acc_a', hash: 'deadbeef', idleMs: HOUR, stamp: 's1' });

@@ -28,6 +28,8 @@ import type {
   OwnAccountObject,
   OwnKeyObject,
   PackageObject,
+  PasswordChangedObject,
+  PasswordChangeRequest,
   PatchProductRequest,
   ProductObject,
   RegisterRequest,
@@ -94,6 +96,7 @@ export const api = {
   register: (body: RegisterRequest) => request<OwnAccountObject>('POST', '/register', body),
   login: (body: LoginRequest) => request<OwnAccountObject>('POST', '/login', body),
   logout: () => request<LoggedOutObject>('POST', '/logout', {}),
+  changePassword: (body: PasswordChangeRequest) => request<PasswordChangedObject>('POST', '/password', body),
 
   keys: () => list<OwnKeyObject>('/keys'),
   createKey: (body: CreateOwnKeyRequest) => request<CreatedOwnKeyObject>('POST', '/keys', body),

@@ -3,9 +3,10 @@ import type { AttemptResult, NewSession, SessionRecord } from '../records/sessio
 import type { SessionStore } from '../ports/session-store';
 
 interface Session {
-  created: number;
+  createdMs: number;
   lastSeenMs: number;
   idleMs: number;
+  maxMs: number | undefined;
   stamp: string;
 }
 
@@ -21,24 +22,26 @@ export class MemorySessionStore implements SessionStore {
     this.purgeAccount(input.accountId, nowMs);
     let mine = this.sessions.get(input.accountId);
     if (!mine) this.sessions.set(input.accountId, (mine = new Map()));
-    mine.set(input.hash, { created: Math.floor(nowMs / 1000), lastSeenMs: nowMs, idleMs: input.idleMs, stamp: input.stamp });
+    mine.set(input.hash, { createdMs: nowMs, lastSeenMs: nowMs, idleMs: input.idleMs, maxMs: input.maxMs, stamp: input.stamp });
   }
 
-  async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
+  async touchSession(accountId: string, hash: string, idleMs: number, maxMs?: number): Promise<SessionRecord | undefined> {
     const nowMs = this.now();
-    this.purgeAccount(accountId, nowMs);
     const s = this.sessions.get(accountId)?.get(hash);
-    if (!s) return undefined;
+    // The limits in force now apply, to sessions started under others too.
+    if (s) s.maxMs = maxMs;
+    this.purgeAccount(accountId, nowMs);
+    if (!s || !this.sessions.get(accountId)?.has(hash)) return undefined;
     s.lastSeenMs = nowMs;
     s.idleMs = idleMs;
-    return { accountId, created: s.created, lastSeen: Math.floor(nowMs / 1000), stamp: s.stamp };
+    return { accountId, created: Math.floor(s.createdMs / 1000), lastSeen: Math.floor(nowMs / 1000), stamp: s.stamp };
   }
 
-  async readSession(accountId: string, hash: string): Promise<SessionRecord | undefined> {
+  async readSession(accountId: string, hash: string, maxMs?: number): Promise<SessionRecord | undefined> {
     const nowMs = this.now();
     const s = this.sessions.get(accountId)?.get(hash);
-    if (!s || s.lastSeenMs + s.idleMs <= nowMs) return undefined;
-    return { accountId, created: s.created, lastSeen: Math.floor(s.lastSeenMs / 1000), stamp: s.stamp };
+    if (!s || s.lastSeenMs + s.idleMs <= nowMs || (maxMs !== undefined && s.createdMs + maxMs <= nowMs)) return undefined;
+    return { accountId, created: Math.floor(s.createdMs / 1000), lastSeen: Math.floor(s.lastSeenMs / 1000), stamp: s.stamp };
   }
 
   async deleteSession(accountId: string, hash: string): Promise<boolean> {
@@ -51,6 +54,18 @@ export class MemorySessionStore implements SessionStore {
     const n = this.sessions.get(accountId)?.size ?? 0;
     this.sessions.delete(accountId);
     return n;
+  }
+
+  async keepOnlySession(accountId: string, hash: string, stamp: string): Promise<number> {
+    this.purgeAccount(accountId, this.now());
+    const mine = this.sessions.get(accountId);
+    if (!mine) return 0;
+    let ended = 0;
+    for (const other of [...mine.keys()]) if (other !== hash && mine.delete(other)) ended++;
+    const kept = mine.get(hash);
+    if (kept) kept.stamp = stamp;
+    else this.sessions.delete(accountId);
+    return ended;
   }
 
   async takeAttempt(bucket: string, windowMs: number, max: number): Promise<AttemptResult> {
@@ -80,7 +95,9 @@ export class MemorySessionStore implements SessionStore {
   private purgeAccount(accountId: string, nowMs: number): void {
     const mine = this.sessions.get(accountId);
     if (!mine) return;
-    for (const [hash, s] of mine) if (s.lastSeenMs + s.idleMs <= nowMs) mine.delete(hash);
+    for (const [hash, s] of mine) {
+      if (s.lastSeenMs + s.idleMs <= nowMs || (s.maxMs !== undefined && s.createdMs + s.maxMs <= nowMs)) mine.delete(hash);
+    }
     if (mine.size === 0) this.sessions.delete(accountId);
   }
 }

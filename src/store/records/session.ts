@@ -16,6 +16,8 @@ export interface NewSession {
   hash: string;
   /** The session ends after this long unused. */
   idleMs: number;
+  /** The session ends this long after it started, however much it is used; absent: only the idle time ends it. */
+  maxMs?: number;
   stamp: string;
 }
 

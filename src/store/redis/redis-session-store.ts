@@ -25,6 +25,7 @@ export class RedisSessionStore implements SessionStore {
       tmSessionTouch: scripts.SESSION_TOUCH,
       tmSessionDelete: scripts.SESSION_DELETE,
       tmSessionDeleteAll: scripts.SESSION_DELETE_ALL,
+      tmSessionKeepOnly: scripts.SESSION_KEEP_ONLY,
       tmAttemptTake: scripts.ATTEMPT_TAKE,
       tmAttemptRefund: scripts.ATTEMPT_REFUND,
     });
@@ -43,21 +44,25 @@ export class RedisSessionStore implements SessionStore {
   async createSession(input: NewSession): Promise<void> {
     await this.run.tmSessionCreate(
       [this.sessionKey(input.accountId, input.hash), this.setKey(input.accountId)],
-      [input.hash, input.idleMs, input.stamp],
+      [input.hash, input.idleMs, input.stamp, input.maxMs ?? ''],
     );
   }
 
-  async touchSession(accountId: string, hash: string, idleMs: number): Promise<SessionRecord | undefined> {
-    const reply = await this.run.tmSessionTouch([this.sessionKey(accountId, hash), this.setKey(accountId)], [idleMs]);
+  async touchSession(accountId: string, hash: string, idleMs: number, maxMs?: number): Promise<SessionRecord | undefined> {
+    const reply = await this.run.tmSessionTouch([this.sessionKey(accountId, hash), this.setKey(accountId)], [idleMs, maxMs ?? '', hash]);
     if (reply === null) return undefined;
     const [created, lastSeen, stamp] = reply as [string, string, string | null];
     return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
   }
 
   /** One read of one key: the session's key expires with its idle time, so a key still there is a live session. */
-  async readSession(accountId: string, hash: string): Promise<SessionRecord | undefined> {
-    const [created, lastSeen, stamp] = await this.redis.hmget(this.sessionKey(accountId, hash), 'created', 'last_seen', 'stamp');
+  async readSession(accountId: string, hash: string, maxMs?: number): Promise<SessionRecord | undefined> {
+    const key = this.sessionKey(accountId, hash);
+    const [created, lastSeen, stamp, createdMs] = await this.redis.hmget(key, 'created', 'last_seen', 'stamp', 'created_ms');
     if (created === null) return undefined;
+    // Read-only, so this process's clock judges the lifetime (TOUCH, which ends the session, uses the server's).
+    const started = createdMs !== null ? Number(createdMs) : Number(created) * 1000;
+    if (maxMs !== undefined && started + maxMs <= Date.now()) return undefined;
     return { accountId, created: Number(created), lastSeen: Number(lastSeen), stamp: stamp ?? '' };
   }
 
@@ -67,6 +72,11 @@ export class RedisSessionStore implements SessionStore {
 
   async deleteAccountSessions(accountId: string): Promise<number> {
     return Number(await this.run.tmSessionDeleteAll([this.setKey(accountId)], [this.sessionKey(accountId, '')]));
+  }
+
+  async keepOnlySession(accountId: string, hash: string, stamp: string): Promise<number> {
+    const keys = [this.setKey(accountId), this.sessionKey(accountId, hash)];
+    return Number(await this.run.tmSessionKeepOnly(keys, [hash, this.sessionKey(accountId, ''), stamp]));
   }
 
   async takeAttempt(bucket: string, windowMs: number, max: number): Promise<AttemptResult> {

@@ -8,6 +8,7 @@ import { date, expiresSoon, nowSeconds, shortDateTime, tokens } from '../format'
 import { ListTable, type Column } from '../list-table';
 import { Link } from '../router';
 import { budgetText } from './keys';
+import { PasswordForm } from './password-form';
 import { Empty, Loaded, PageTitle, useResource } from '../ui';
 
 const PACKAGE_COLUMNS: Column<PackageObject>[] = [
@@ -93,6 +94,8 @@ export function Overview({ me, refresh }: PageProps) {
       <Loaded resource={daily} what="the daily usage">
         {(rows) => <DailyChart rows={rows} days={30} />}
       </Loaded>
+
+      <PasswordForm />
     </>
   );
 }
