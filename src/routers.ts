@@ -22,6 +22,7 @@ import type { Authenticate } from './config/option-types';
 import type { MeterConfig } from './config/options';
 import { bearerAuth } from './http/auth';
 import { bodyTimeout } from './http/body-timeout';
+import { liveCredential } from './http/live-credential';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import { hostAuth } from './http/host-auth';
@@ -170,8 +171,10 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     responseLimit: config.upstreamResponseLimit,
     timeoutMs: config.upstreamTimeoutMs,
   });
-  router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, stored);
-  router.use('/models', log(false), deadline, authenticate, modelsApi({ catalog: deps.catalog, store, accounts: whole, guard }));
+  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
+  const live = liveCredential({ keys: store, accounts: whole, guard });
+  router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, live, stored);
+  router.use('/models', log(false), deadline, authenticate, live, modelsApi({ catalog: deps.catalog }));
   router.use(errorHandler(logger));
   return router;
 }

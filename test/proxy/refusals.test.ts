@@ -95,7 +95,7 @@ describe.each(storeKinds)('refusals (%s store)', (kind) => {
       expect(res.body.error.message).toContain('revoked');
     });
 
-    it('a disabled account’s key is refused everywhere: completions, /v1/models and /v1/models/{id}', async () => {
+    it('a disabled account’s key is refused everywhere: completions, /v1/models, /v1/models/{id}, stored responses', async () => {
       const other = await keyWithTokens(s.store, 100);
       await s.store.updateAccount(other.accountId, { status: 'disabled' });
       const auth = `Bearer ${other.secret}`;
@@ -103,6 +103,7 @@ describe.each(storeKinds)('refusals (%s store)', (kind) => {
         await post(chatBody(), other.secret),
         await request(proxy.url).get('/v1/models').set('authorization', auth),
         await request(proxy.url).get(`/v1/models/${MODEL}`).set('authorization', auth),
+        await request(proxy.url).get('/v1/responses/resp_123').set('authorization', auth),
       ]) {
         expect(res.status).toBe(401);
         expectOpenAIError(res.body, 'invalid_api_key');
