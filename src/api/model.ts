@@ -19,9 +19,18 @@ export const modelSchema = z.strictObject({
   }),
   /** The endpoints it serves. */
   endpoints: z.array(z.enum(ENDPOINTS)),
-  /** Per million tokens; null: not priced. No `output` for a model that serves embeddings alone. */
+  /**
+   * Per million tokens (`cached_input` only where it differs from `input`); null: not priced. No `output` for a model
+   * that serves embeddings alone.
+   */
   pricing: z
-    .strictObject({ input: z.number(), output: z.number().optional(), currency: z.string(), unit: z.literal('per_million_tokens') })
+    .strictObject({
+      input: z.number(),
+      cached_input: z.number().optional(),
+      output: z.number().optional(),
+      currency: z.string(),
+      unit: z.literal('per_million_tokens'),
+    })
     .nullable(),
 });
 export type ModelObject = z.infer<typeof modelSchema>;
@@ -48,8 +57,9 @@ export function modelObject(m: Model): ModelObject {
 }
 
 function pricingObject(p: NonNullable<Model['pricing']>): NonNullable<ModelObject['pricing']> {
-  const { output, ...rest } = p;
-  return output === undefined ? { ...rest, unit: 'per_million_tokens' } : { ...rest, output, unit: 'per_million_tokens' };
+  const cached = p.cachedInput !== p.input ? { cached_input: p.cachedInput } : {};
+  const output = p.output === undefined ? {} : { output: p.output };
+  return { input: p.input, ...cached, ...output, currency: p.currency, unit: 'per_million_tokens' };
 }
 
 /** `GET /v1/models`, `GET /console/api/models`. */

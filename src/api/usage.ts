@@ -7,10 +7,13 @@ import type { UsageQuery as LedgerQuery, UsageRecord } from '../store/records/me
 import type { UsageTotals } from '../store/records/common';
 import { beforeCursor, cursor, list, pageLimit, tokenCount, unixQuery, unixTime } from './fields';
 
+/** `cached_tokens` are of the prompt tokens, `reasoning_tokens` of the completion tokens (as the upstreams count them). */
 export const usageTotalsSchema = z.strictObject({
   requests: tokenCount,
   prompt_tokens: tokenCount,
   completion_tokens: tokenCount,
+  cached_tokens: tokenCount,
+  reasoning_tokens: tokenCount,
   charged_tokens: tokenCount,
 });
 export type UsageTotalsObject = z.infer<typeof usageTotalsSchema>;
@@ -20,6 +23,8 @@ export function usageTotalsObject(u: UsageTotals): UsageTotalsObject {
     requests: u.requests,
     prompt_tokens: u.promptTokens,
     completion_tokens: u.completionTokens,
+    cached_tokens: u.cachedTokens,
+    reasoning_tokens: u.reasoningTokens,
     charged_tokens: u.chargedTokens,
   };
 }
@@ -27,6 +32,8 @@ export function usageTotalsObject(u: UsageTotals): UsageTotalsObject {
 /**
  * One request in the ledger. `estimated`: the upstream reported no usage and our tokenizer counted; `status`: what the
  * client got (499 when it went away mid-stream); `key_id` is null for a request charged to its account without a key.
+ * `cached_tokens`: of the prompt tokens, those the upstream reported as cached (charged at the model's cached-input
+ * weight); `reasoning_tokens`: of the completion tokens, those it reported as reasoning (charged as output).
  */
 export const usageSchema = z.strictObject({
   request_id: z.string(),
@@ -37,6 +44,8 @@ export const usageSchema = z.strictObject({
   endpoint: z.string(),
   prompt_tokens: tokenCount,
   completion_tokens: tokenCount,
+  cached_tokens: tokenCount,
+  reasoning_tokens: tokenCount,
   charged_tokens: tokenCount,
   estimated: z.boolean(),
   stream: z.boolean(),
@@ -55,6 +64,8 @@ export function usageObject(r: UsageRecord): UsageObject {
     endpoint: r.endpoint,
     prompt_tokens: r.promptTokens,
     completion_tokens: r.completionTokens,
+    cached_tokens: r.cachedTokens,
+    reasoning_tokens: r.reasoningTokens,
     charged_tokens: r.chargedTokens,
     estimated: r.estimated,
     stream: r.stream,

@@ -81,6 +81,8 @@ export function usageCloudEvent(u: UsageObject): string {
     endpoint: u.endpoint,
     promptTokens: u.prompt_tokens,
     completionTokens: u.completion_tokens,
+    cachedTokens: u.cached_tokens,
+    reasoningTokens: u.reasoning_tokens,
     chargedTokens: u.charged_tokens,
     estimated: u.estimated,
     stream: u.stream,

@@ -80,17 +80,25 @@ const modelSchema = z.strictObject({
     .array(z.enum(ENDPOINTS, { error: `must be one of ${ENDPOINTS.join(', ')}` }))
     .min(1, 'must name at least one endpoint')
     .optional(),
-  /** Tokens charged per prompt and per completion token. Default 1 and 1. */
+  /**
+   * Tokens charged per prompt token, per prompt token the upstream reports as cached, and per completion token.
+   * Default 1, the input weight, and 1.
+   */
   quota_weight: z
-    .strictObject({ input: z.number().positive().default(1), output: z.number().positive().default(1) })
+    .strictObject({
+      input: z.number().positive().default(1),
+      cached_input: z.number().nonnegative().optional(),
+      output: z.number().positive().default(1),
+    })
     .default({ input: 1, output: 1 }),
   /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
   stream_include_usage: z.boolean().optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
-  /** For display on /v1/models: price per million tokens (an embeddings-only model has no output price). */
+  /** For display on /v1/models: price per million tokens (cached input: default the input price; an embeddings-only model has no output price). */
   pricing: z
     .strictObject({
       input: z.number().nonnegative(),
+      cached_input: z.number().nonnegative().optional(),
       output: z.number().nonnegative().optional(),
       currency: z.string().min(1).default('USD'),
     })
@@ -133,13 +141,15 @@ export interface Model {
   contextLength: number;
   maxOutputTokens: number;
   inputWeight: number;
+  /** Per prompt token the upstream reports as cached (≤ inputWeight, so a reservation at inputWeight covers it). */
+  cachedInputWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
   /** The endpoints it serves. */
   endpoints: ReadonlySet<EndpointName>;
   capabilities: Capabilities;
   /** `output` is undefined only for a model that serves embeddings alone (it produces no output tokens). */
-  pricing: { input: number; output: number | undefined; currency: string } | undefined;
+  pricing: { input: number; cachedInput: number; output: number | undefined; currency: string } | undefined;
   /** The model's own limits; undefined when it has none (the route then skips the model step entirely). */
   limits: Limits | undefined;
   created: number;
@@ -198,6 +208,11 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
   for (const m of parsed.data.models) {
     if (m.max_output_tokens > m.context_length) throw fail(`model ${m.id}: max_output_tokens exceeds context_length`);
     if (m.upstream !== undefined && m.upstream_url !== undefined) throw fail(`model ${m.id}: give upstream or upstream_url, not both`);
+    const weight = m.quota_weight;
+    // A prompt is reserved at the input weight before anyone knows what the upstream will find cached.
+    if (weight.cached_input !== undefined && weight.cached_input > weight.input) {
+      throw fail(`model ${m.id}: quota_weight.cached_input exceeds quota_weight.input`);
+    }
     const up = m.upstream === undefined ? undefined : upstreams.get(m.upstream);
     if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
     const caps = m.capabilities;
@@ -213,8 +228,9 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
       upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
       contextLength: m.context_length,
       maxOutputTokens: m.max_output_tokens,
-      inputWeight: m.quota_weight.input,
-      outputWeight: m.quota_weight.output,
+      inputWeight: weight.input,
+      cachedInputWeight: weight.cached_input ?? weight.input,
+      outputWeight: weight.output,
       streamIncludeUsage: m.stream_include_usage ?? up?.streamIncludeUsage ?? true,
       endpoints,
       capabilities: {
@@ -224,7 +240,12 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
         developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
         sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
       },
-      pricing: m.pricing && { ...m.pricing, output: embeddingsOnly ? undefined : m.pricing.output },
+      pricing: m.pricing && {
+        input: m.pricing.input,
+        cachedInput: m.pricing.cached_input ?? m.pricing.input,
+        output: embeddingsOnly ? undefined : m.pricing.output,
+        currency: m.pricing.currency,
+      },
       limits: hasLimits(m.limits) ? m.limits : undefined,
       created: m.created ?? loadedAt,
       ownedBy: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),

@@ -59,10 +59,15 @@ async function dailyTotals(store: UsageLedger, accountId: string, since: number)
       const date = new Date(r.created * 1000).toISOString().slice(0, 10);
       const id = `${date}\n${r.model}`;
       let row = rows.get(id);
-      if (!row) rows.set(id, (row = { date, model: r.model, requests: 0, prompt_tokens: 0, completion_tokens: 0, charged_tokens: 0 }));
+      if (!row) {
+        const zero = { requests: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, charged_tokens: 0 };
+        rows.set(id, (row = { date, model: r.model, ...zero }));
+      }
       row.requests += 1;
       row.prompt_tokens += r.promptTokens;
       row.completion_tokens += r.completionTokens;
+      row.cached_tokens += r.cachedTokens;
+      row.reasoning_tokens += r.reasoningTokens;
       row.charged_tokens += r.chargedTokens;
     }
     if (page.length < PAGE) break;

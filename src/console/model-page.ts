@@ -26,6 +26,14 @@ function price(p: ModelObject['pricing']): Html {
         <dd>${money(p.input)}</dd>
       </div>
       ${
+        p.cached_input !== undefined
+          ? html`<div>
+              <dt>Cached input</dt>
+              <dd>${money(p.cached_input)}</dd>
+            </div>`
+          : ''
+      }
+      ${
         p.output === undefined
           ? ''
           : html`<div>

@@ -34,11 +34,20 @@ export interface Lease {
 }
 
 /**
- * The weighted-token formula, the one place it lives: tokens charged for a prompt (input) and a completion (output)
- * under a model's weights, rounded up (never undercharge). Reservations are built from it too.
+ * The weighted-token (pricing) formula, the one place it lives: tokens charged for a prompt and a completion under a model's weights,
+ * the prompt's `cachedTokens` (those the upstream served from its cache) at the cached-input weight and the rest at the
+ * input weight; rounded up, never undercharging. Reservations are built from it too,
+ * with no cached tokens (nobody knows yet what will be cached).
  */
-export function charge(model: Pick<Model, 'inputWeight' | 'outputWeight'>, promptTokens: number, completionTokens: number): number {
-  return Math.ceil(promptTokens * model.inputWeight + completionTokens * model.outputWeight);
+export function charge(
+  model: Pick<Model, 'inputWeight' | 'outputWeight'> & Partial<Pick<Model, 'cachedInputWeight'>>,
+  promptTokens: number,
+  completionTokens: number,
+  cachedTokens = 0,
+): number {
+  const cached = Math.min(cachedTokens, promptTokens);
+  const cachedWeight = model.cachedInputWeight ?? model.inputWeight;
+  return Math.ceil((promptTokens - cached) * model.inputWeight + cached * cachedWeight + completionTokens * model.outputWeight);
 }
 
 export class Meter {

@@ -44,7 +44,7 @@ export class Metrics {
     });
     this.tokens = new Counter({
       name: 'tokenmeter_tokens_total',
-      help: 'Tokens metered, by model, kind (prompt, completion), source (upstream-reported or estimated) and endpoint.',
+      help: 'Tokens metered, by model, kind (prompt, completion; cached: of the prompt, reasoning: of the completion), source (upstream-reported or estimated) and endpoint.',
       labelNames: ['model', 'kind', 'source', 'endpoint'],
       registers,
     });
@@ -125,12 +125,27 @@ export class Metrics {
 
   /** A settlement the store accepted: tokens by kind and source, charged tokens by model (and key when on). */
   settled(
-    s: Pick<Settlement, 'accountId' | 'keyId' | 'model' | 'endpoint' | 'promptTokens' | 'completionTokens' | 'chargedTokens' | 'estimated'>,
+    s: Pick<
+      Settlement,
+      | 'accountId'
+      | 'keyId'
+      | 'model'
+      | 'endpoint'
+      | 'promptTokens'
+      | 'completionTokens'
+      | 'cachedTokens'
+      | 'reasoningTokens'
+      | 'chargedTokens'
+      | 'estimated'
+    >,
   ): void {
     const source = s.estimated ? 'estimated' : 'upstream';
     const endpoint = s.endpoint ?? 'chat';
     this.tokens.inc({ model: s.model, kind: 'prompt', source, endpoint }, s.promptTokens);
     this.tokens.inc({ model: s.model, kind: 'completion', source, endpoint }, s.completionTokens);
+    // Subsets of the two above, counted only when reported: a model that never caches adds no series.
+    if (s.cachedTokens) this.tokens.inc({ model: s.model, kind: 'cached', source, endpoint }, s.cachedTokens);
+    if (s.reasoningTokens) this.tokens.inc({ model: s.model, kind: 'reasoning', source, endpoint }, s.reasoningTokens);
     this.chargedTokens.inc({ model: s.model, endpoint }, s.chargedTokens);
     this.keyChargedTokens?.inc({ key_id: s.keyId ?? '', account_id: s.accountId, model: s.model }, s.chargedTokens);
   }

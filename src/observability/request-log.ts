@@ -23,7 +23,14 @@ export interface RequestFacts {
   endpoint?: EndpointName;
   stream?: boolean;
   errorCode?: ErrorCode;
-  usage?: { promptTokens: number; completionTokens: number; chargedTokens: number; estimated: boolean };
+  usage?: {
+    promptTokens: number;
+    completionTokens: number;
+    cachedTokens: number;
+    reasoningTokens: number;
+    chargedTokens: number;
+    estimated: boolean;
+  };
 }
 
 /** This request's facts: the one place res.locals is read as what the handlers leave there. */
@@ -93,6 +100,8 @@ export function requestLog(options: RequestLogOptions) {
             ...(facts.usage && {
               promptTokens: facts.usage.promptTokens,
               completionTokens: facts.usage.completionTokens,
+              ...(facts.usage.cachedTokens > 0 && { cachedTokens: facts.usage.cachedTokens }),
+              ...(facts.usage.reasoningTokens > 0 && { reasoningTokens: facts.usage.reasoningTokens }),
               chargedTokens: facts.usage.chargedTokens,
               estimated: facts.usage.estimated,
             }),

@@ -257,8 +257,10 @@ export class Exchange {
     const estimated = usage === undefined;
     const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens();
     const completionTokens = usage?.completionTokens ?? estimate();
-    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens);
-    this.ctx.facts.usage = { promptTokens, completionTokens, chargedTokens, estimated };
+    const cachedTokens = usage?.cachedTokens ?? 0;
+    const reasoningTokens = usage?.reasoningTokens ?? 0;
+    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens);
+    this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
     this.deps.meter.settle({
       accountId: this.ctx.accountId,
       keyId: this.ctx.keyId,
@@ -267,6 +269,8 @@ export class Exchange {
       endpoint: this.ctx.endpoint,
       promptTokens,
       completionTokens,
+      cachedTokens,
+      reasoningTokens,
       chargedTokens,
       estimated,
       stream: this.ctx.stream,

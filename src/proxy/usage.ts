@@ -1,5 +1,12 @@
-/** Token usage as the meter counts it, whichever endpoint reported it (prompt/input and completion/output tokens). */
+/**
+ * Token usage as the meter counts it, whichever endpoint reported it (prompt/input and completion/output tokens), with
+ * what it says beyond the two.
+ */
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the upstream reported as cached (usage-details.ts); absent: none. */
+  cachedTokens?: number;
+  /** Of the completion tokens, those the upstream reported as reasoning; absent: none. */
+  reasoningTokens?: number;
 }

@@ -232,6 +232,7 @@ describe('admin API (redis store)', () => {
         [
           'account_id',
           'account_email',
+          'cached_tokens',
           'charged_tokens',
           'completion_tokens',
           'created',
@@ -242,6 +243,7 @@ describe('admin API (redis store)', () => {
           'key_name',
           'model',
           'prompt_tokens',
+          'reasoning_tokens',
           'request_id',
           'status',
           'stream',

@@ -42,6 +42,7 @@ describe('models file', () => {
       contextLength: 100,
       maxOutputTokens: 10,
       inputWeight: 1,
+      cachedInputWeight: 1,
       outputWeight: 1,
       streamIncludeUsage: true,
       endpoints: new Set(['chat', 'completions', 'responses']),
@@ -52,6 +53,20 @@ describe('models file', () => {
       ownedBy: 'a',
     });
     expect(c.get('a/c')).toBeUndefined();
+  });
+
+  it('charges cached prompt tokens at the input weight unless cached_input says otherwise, and prices them alike', () => {
+    const c = buildCatalog(
+      {
+        models: [
+          { id: 'a/plain', quota_weight: { input: 2 }, pricing: { input: 1, output: 2 }, ...base },
+          { id: 'a/cached', quota_weight: { input: 2, cached_input: 0.5 }, pricing: { input: 1, cached_input: 0.1, output: 2 }, ...base },
+        ],
+      },
+      defaults,
+    );
+    expect(c.get('a/plain')).toMatchObject({ inputWeight: 2, cachedInputWeight: 2, pricing: { input: 1, cachedInput: 1 } });
+    expect(c.get('a/cached')).toMatchObject({ inputWeight: 2, cachedInputWeight: 0.5, pricing: { input: 1, cachedInput: 0.1 } });
   });
 
   it('lets a model override its upstream’s stream usage switch', () => {
@@ -88,6 +103,11 @@ describe('models file', () => {
     ],
     ['models[0].quota_weight.output (x/y)', { models: [{ id: 'x/y', quota_weight: { output: 0 }, ...base }] }],
     ['models[0].pricing.input (x/y)', { models: [{ id: 'x/y', pricing: { input: -1, output: 1 }, ...base }] }],
+    ['models[0].quota_weight.cached_input (x/y)', { models: [{ id: 'x/y', quota_weight: { cached_input: -0.5 }, ...base }] }],
+    [
+      'model x/y: quota_weight.cached_input exceeds quota_weight.input',
+      { models: [{ id: 'x/y', quota_weight: { input: 1, cached_input: 1.5 }, ...base }] },
+    ],
     ['models[0].limits.rpm (x/y): must be at least 1', { models: [{ id: 'x/y', limits: { rpm: 0 }, ...base }] }],
     ['models[0].limits.max_concurrent (x/y)', { models: [{ id: 'x/y', limits: { max_concurrent: 1.5 }, ...base }] }],
     ['models[0].limits.rps (x/y): is not a known field', { models: [{ id: 'x/y', limits: { rps: 5 }, ...base }] }],

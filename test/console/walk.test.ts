@@ -227,6 +227,7 @@ describe('the console in Chromium', () => {
     expect(csv.split('\r\n')[0]).toMatch(/^time,key_id,key,model,prompt_tokens,completion_tokens,charged_tokens/);
     expect(csv.split('\r\n')[0]).toMatch(/,status,endpoint,request_id$/);
     expect(csv.split('\r\n')[1]).toMatch(/,chat,[^,]+$/);
+    expect(csv.split('\r\n')[0]).toMatch(/,estimated,cached_tokens,reasoning_tokens,stream,/);
     expect(csv).toContain(`,${MODEL},`);
     await review(w, 'usage');
 

@@ -76,6 +76,10 @@ export function streamReply(
     tokens?: string[];
     delayMs?: number;
     usage?: 'honour' | 'never';
+    /** More fields of the usage chunk's `usage` (`prompt_tokens_details`, …). */
+    usageExtra?: Record<string, unknown>;
+    /** The usage chunk's prompt tokens. Default PROMPT_TOKENS. */
+    promptTokens?: number;
     done?: boolean;
     /** Sending stops after the first chunk until this resolves. */
     holdAfterFirst?: Promise<void>;
@@ -107,7 +111,12 @@ export function streamReply(
           created: 1700000000,
           model,
           choices: [],
-          usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length },
+          usage: {
+            prompt_tokens: options.promptTokens ?? PROMPT_TOKENS,
+            completion_tokens: tokens.length,
+            total_tokens: (options.promptTokens ?? PROMPT_TOKENS) + tokens.length,
+            ...options.usageExtra,
+          },
         }),
       );
     }
@@ -118,7 +127,14 @@ export function streamReply(
 
 /** A non-streamed completion with usage (prompt PROMPT_TOKENS or `promptTokens`, completion = number of tokens produced). */
 export function jsonReply(
-  options: { tokens?: string[]; usage?: boolean; pretty?: boolean; promptTokens?: number } & AnswerStyle = {},
+  options: {
+    tokens?: string[];
+    usage?: boolean;
+    pretty?: boolean;
+    promptTokens?: number;
+    /** More fields of `usage` (`prompt_tokens_details`, …). */
+    usageExtra?: Record<string, unknown>;
+  } & AnswerStyle = {},
 ): Behaviour {
   return (call, _req, res) => {
     const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? Infinity;
@@ -132,7 +148,9 @@ export function jsonReply(
       choices: [{ index: 0, message: { role: 'assistant', content: tokens.join('') }, finish_reason: 'stop' }],
       ...(options.usage === false
         ? {}
-        : { usage: { prompt_tokens: prompt, completion_tokens: tokens.length, total_tokens: prompt + tokens.length } }),
+        : {
+            usage: { prompt_tokens: prompt, completion_tokens: tokens.length, total_tokens: prompt + tokens.length, ...options.usageExtra },
+          }),
     };
     // Pretty-printed as some servers do, with a space before the colon too, so a rewrite must keep the whitespace.
     const text = options.pretty ? JSON.stringify(body, null, 2).replace('"model":', '"model" :') + '\n' : JSON.stringify(body);

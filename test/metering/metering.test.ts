@@ -18,6 +18,16 @@ describe('Meter', () => {
     expect(charge({ inputWeight: 0.5, outputWeight: 3 }, 3, 2)).toBe(8);
   });
 
+  it('charges the cached part of the prompt at the cached-input weight and the rest at the input weight', () => {
+    const model = { inputWeight: 2, cachedInputWeight: 0.25, outputWeight: 3 };
+    // ceil(200 × 2 + 800 × 0.25 + 7 × 3)
+    expect(charge(model, 1000, 7, 800)).toBe(621);
+    expect(charge(model, 3, 0, 1)).toBe(5); // ceil(2 × 2 + 0.25)
+    // Never more cached than the prompt; without a cached weight, cached tokens cost what the rest do.
+    expect(charge(model, 10, 0, 50)).toBe(3);
+    expect(charge({ inputWeight: 2, outputWeight: 1 }, 10, 0, 10)).toBe(20);
+  });
+
   it('retries a settlement while Redis is down and charges it exactly once when Redis returns', async () => {
     const server = await startRedisServer(['--dir', mkdtempSync(join(tmpdir(), 'tm-redis-'))]);
     const client = new Redis(server.url, redisClientOptions(300));

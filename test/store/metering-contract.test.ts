@@ -166,7 +166,14 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       expect(await s.store.settle(settlement(k, 'r1', 42, { promptTokens: 12, completionTokens: 30, stream: true }))).toBe('settled');
       const state = await s.store.getKey(k.id);
       expect(state).toMatchObject({ balance: 958, reserved: 0 });
-      expect(state!.usage).toEqual({ requests: 1, promptTokens: 12, completionTokens: 30, chargedTokens: 42 });
+      expect(state!.usage).toEqual({
+        requests: 1,
+        promptTokens: 12,
+        completionTokens: 30,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+        chargedTokens: 42,
+      });
       const ledger = await s.store.usage({ keyId: k.id, limit: 100 });
       expect(ledger).toHaveLength(1);
       expect(ledger[0]).toMatchObject({

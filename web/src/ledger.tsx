@@ -99,8 +99,26 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
     { label: 'Model', cell: (r) => r.model, csv: { model: (r) => r.model } },
     // The CSV keeps its columns' places: the endpoint goes in after the status (before the account's email).
     { label: 'Endpoint', cell: (r) => r.endpoint },
-    { label: 'Prompt', cell: (r) => tokens(r.prompt_tokens), csv: { prompt_tokens: (r) => r.prompt_tokens } },
-    { label: 'Completion', cell: (r) => tokens(r.completion_tokens), csv: { completion_tokens: (r) => r.completion_tokens } },
+    {
+      label: 'Prompt',
+      cell: (r) => (
+        <>
+          {tokens(r.prompt_tokens)}
+          {r.cached_tokens > 0 && <span class="muted"> ({tokens(r.cached_tokens)} cached)</span>}
+        </>
+      ),
+      csv: { prompt_tokens: (r) => r.prompt_tokens },
+    },
+    {
+      label: 'Completion',
+      cell: (r) => (
+        <>
+          {tokens(r.completion_tokens)}
+          {r.reasoning_tokens > 0 && <span class="muted"> ({tokens(r.reasoning_tokens)} reasoning)</span>}
+        </>
+      ),
+      csv: { completion_tokens: (r) => r.completion_tokens },
+    },
     {
       label: 'Charged',
       cell: (r) => (
@@ -109,7 +127,13 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
           {r.estimated && <span class="muted"> (estimated)</span>}
         </>
       ),
-      csv: { charged_tokens: (r) => r.charged_tokens, estimated: (r) => r.estimated },
+      // Cached and reasoning tokens after these two: the status and what follows it stay the CSV's last columns.
+      csv: {
+        charged_tokens: (r) => r.charged_tokens,
+        estimated: (r) => r.estimated,
+        cached_tokens: (r) => r.cached_tokens,
+        reasoning_tokens: (r) => r.reasoning_tokens,
+      },
     },
     {
       label: 'Status',

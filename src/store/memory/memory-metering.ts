@@ -148,7 +148,14 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       left -= take;
     }
     acc.debt += left;
-    acc.ledger.push({ ...s, endpoint: s.endpoint ?? 'chat', created: now, cursor: this.cursors.next(nowMs) });
+    acc.ledger.push({
+      ...s,
+      endpoint: s.endpoint ?? 'chat',
+      cachedTokens: s.cachedTokens ?? 0,
+      reasoningTokens: s.reasoningTokens ?? 0,
+      created: now,
+      cursor: this.cursors.next(nowMs),
+    });
     addUsage(acc.totals, s);
     if (key) {
       addUsage(key.usage, s);

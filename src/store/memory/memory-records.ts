@@ -56,7 +56,14 @@ export interface Key extends Budgeted {
   window?: LimitWindow;
 }
 
-export const zeroTotals = (): UsageTotals => ({ requests: 0, promptTokens: 0, completionTokens: 0, chargedTokens: 0 });
+export const zeroTotals = (): UsageTotals => ({
+  requests: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  chargedTokens: 0,
+});
 
 /** What a key's cap still allows: cap − spent − reserved; unlimited without a cap. */
 export function capLeft(key: Key): number {
@@ -79,5 +86,7 @@ export function addUsage(totals: UsageTotals, s: Settlement): void {
   totals.requests += 1;
   totals.promptTokens += s.promptTokens;
   totals.completionTokens += s.completionTokens;
+  totals.cachedTokens += s.cachedTokens ?? 0;
+  totals.reasoningTokens += s.reasoningTokens ?? 0;
   totals.chargedTokens += s.chargedTokens;
 }

@@ -14,5 +14,9 @@ export interface UsageTotals {
   requests: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those reported as cached. */
+  cachedTokens: number;
+  /** Of the completion tokens, those reported as reasoning. */
+  reasoningTokens: number;
   chargedTokens: number;
 }

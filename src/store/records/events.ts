@@ -82,16 +82,16 @@ export const DELIVERY_HISTORY = 1000;
 
 /** usage.settled's data (the CloudEvent's `data`). */
 export function usageSettledData(s: Settlement): string {
-  // `cachedTokens` comes with the billing work; until a settlement has it, 0. A settlement without an endpoint is chat's.
-  const more = s as Settlement & { cachedTokens?: number };
+  // A settlement without an endpoint is chat's.
   return JSON.stringify({
     request_id: s.requestId,
     key_id: s.keyId,
     model: s.model,
     endpoint: s.endpoint ?? 'chat',
     prompt_tokens: s.promptTokens,
-    cached_tokens: more.cachedTokens ?? 0,
+    cached_tokens: s.cachedTokens ?? 0,
     completion_tokens: s.completionTokens,
+    reasoning_tokens: s.reasoningTokens ?? 0,
     charged_tokens: s.chargedTokens,
     estimated: s.estimated,
     stream: s.stream,

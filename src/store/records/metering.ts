@@ -55,6 +55,10 @@ export interface Settlement {
   endpoint?: string;
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the upstream reported as cached (charged at the model's cached-input weight). Absent: 0. */
+  cachedTokens?: number;
+  /** Of the completion tokens, those the upstream reported as reasoning (charged as output). Absent: 0. */
+  reasoningTokens?: number;
   chargedTokens: number;
   /** True when the counts come from our tokenizer rather than the upstream's usage. */
   estimated: boolean;
@@ -67,6 +71,8 @@ export interface Settlement {
 export interface UsageRecord extends Settlement {
   /** Records from before endpoints say `chat`. */
   endpoint: string;
+  cachedTokens: number;
+  reasoningTokens: number;
   created: UnixSeconds;
   /** Position in the account's ledger: pass it back as `after` (with the account or key) to read on incrementally. */
   cursor: string;

@@ -101,6 +101,8 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       this.windowMs,
       ...periodStarts(this.now()),
       s.endpoint ?? 'chat',
+      s.cachedTokens ?? 0,
+      s.reasoningTokens ?? 0,
     ];
     // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
     const reply = events ? await this.settleWithEvents(keys, args, s, usage, low) : await this.meteringScripts.tmSettle(keys, args);

@@ -117,6 +117,8 @@ export function parseTotals(h: Record<string, string>): UsageTotals {
     requests: Number(h.requests ?? 0),
     promptTokens: Number(h.prompt_tokens ?? 0),
     completionTokens: Number(h.completion_tokens ?? 0),
+    cachedTokens: Number(h.cached_tokens ?? 0),
+    reasoningTokens: Number(h.reasoning_tokens ?? 0),
     chargedTokens: Number(h.charged_tokens ?? h.spent ?? 0),
   };
 }
@@ -151,6 +153,9 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
     endpoint: f.endpoint ?? 'chat',
     promptTokens: Number(f.prompt_tokens),
     completionTokens: Number(f.completion_tokens),
+    // Written only when not 0 (and not at all before they were recorded).
+    cachedTokens: Number(f.cached_tokens ?? 0),
+    reasoningTokens: Number(f.reasoning_tokens ?? 0),
     chargedTokens: Number(f.charged_tokens),
     estimated: f.estimated === '1',
     stream: f.stream === '1',

@@ -9,7 +9,7 @@
  *   {A}:a    HASH  email name password_hash role status created debt reserved ("" email/password_hash: none)
  *                  rl, and bg bp bs bh (the budget, budget-scripts.ts)
  *   {A}:k:K  HASH  hash name prefix created expires_at revoked models limit spent reserved last_used
- *                  requests prompt_tokens completion_tokens rl bg bp bs bh
+ *                  requests prompt_tokens completion_tokens (cached_tokens reasoning_tokens) rl bg bp bs bh
  *                  (models: "" for all, else "\n"-joined ids with leading and trailing "\n"; limit: "" for no cap)
  *   {A}:keys SET   the account's key ids
  *   {A}:p    HASH  package id -> "remaining:expires_at:tokens:created" (expires_at 0 = never)
@@ -18,8 +18,9 @@
  *   {A}:ra   HASH  request id -> "amount:key id" (key id "" for a request without a key), then ":A:K" when the
  *                  account or key has a budget: the start of the period each counted it in (0: not counted)
  *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
- *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts)
- *   {A}:t    HASH  the account's usage totals
+ *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts;
+ *                  cached_tokens and reasoning_tokens only when not 0)
+ *   {A}:t    HASH  the account's usage totals (cached_tokens and reasoning_tokens, as in the ledger, once not 0)
  *   {A}:lw {A}:lt {A}:lc, {A}:lw:K {A}:lt:K {A}:lc:K  the account's and key K's rate-limit windows (limit-scripts.ts);
  *                  their limits are the `rl` field of {A}:a and {A}:k:K ("rpm:tpm:max_concurrent"; "" or absent: none)
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),

@@ -160,7 +160,8 @@ return 1
  * one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
  * to the charged tokens; their budgets are charged (budget_charge).
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
- * key id, limit window ms, the budgets' current day, week and month starts, endpoint. Reply: {'ok', stream id} | {'duplicate'}.
+ * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
+ * and the totals take these two only when not 0). Reply: {'ok', stream id} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
 if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
@@ -199,13 +200,18 @@ if left > 0 then
   end
   if left > 0 then redis.call('HINCRBY', KEYS[1], 'debt', left) end
 end
-local id = redis.call('XADD', KEYS[7], '*',
-  'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
-  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[15])
+local entry = {'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
+  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[15]}
+local cached, reasoning = ARGV[16], ARGV[17]
+if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
+if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
+local id = redis.call('XADD', KEYS[7], '*', unpack(entry))
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)
   redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])
   redis.call('HINCRBY', h, 'completion_tokens', ARGV[4])
+  if cached ~= '0' then redis.call('HINCRBY', h, 'cached_tokens', cached) end
+  if reasoning ~= '0' then redis.call('HINCRBY', h, 'reasoning_tokens', reasoning) end
 end
 add_totals(KEYS[8])
 redis.call('HINCRBY', KEYS[8], 'charged_tokens', ARGV[2])
