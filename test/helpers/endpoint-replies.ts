@@ -24,8 +24,13 @@ function json(res: ServerResponse, body: unknown, status = 200): void {
   res.end(text);
 }
 
-/** /v1/completions like vLLM: `best_of` generated per prompt (and counted), `n` returned. */
-export function completionsReply(options: { tokens?: string[]; usage?: boolean } = {}): Behaviour {
+/**
+ * /v1/completions like vLLM: `best_of` generated per prompt (and counted), `n` returned. `promptTokens` and
+ * `usageExtra` replace the usage's prompt count and add to it (`prompt_tokens_details`, …).
+ */
+export function completionsReply(
+  options: { tokens?: string[]; usage?: boolean; promptTokens?: number; usageExtra?: Record<string, unknown> } = {},
+): Behaviour {
   return (call, _req, res) => {
     const b = call.body;
     const tokens = (options.tokens ?? words(5)).slice(0, b.max_tokens ?? 16);
@@ -33,9 +38,10 @@ export function completionsReply(options: { tokens?: string[]; usage?: boolean }
     const n = b.n ?? 1;
     const generated = prompts.length * Math.max(n, b.best_of ?? 1);
     const usage = {
-      prompt_tokens: prompts.reduce((s: number, p) => s + tokensOf(p), 0),
+      prompt_tokens: options.promptTokens ?? prompts.reduce((s: number, p) => s + tokensOf(p), 0),
       total_tokens: 0,
       completion_tokens: generated * tokens.length,
+      ...options.usageExtra,
     };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
     const head = { id: 'cmpl-test', object: 'text_completion', created: 1700000000, model: b.model };
@@ -133,8 +139,13 @@ function responseObject(call: UpstreamCall, id: string, text: string, status: st
   };
 }
 
-/** /v1/responses like vLLM: a JSON response, or `event:`/`data:` pairs ending at response.completed (or .incomplete). */
-export function responsesReply(options: { tokens?: string[]; usage?: boolean; inputTokens?: number } = {}): Behaviour {
+/**
+ * /v1/responses like vLLM: a JSON response, or `event:`/`data:` pairs ending at response.completed (or .incomplete).
+ * `cachedTokens` and `reasoningTokens` go in the usage's details (0 unless given).
+ */
+export function responsesReply(
+  options: { tokens?: string[]; usage?: boolean; inputTokens?: number; cachedTokens?: number; reasoningTokens?: number } = {},
+): Behaviour {
   return (call, _req, res) => {
     const b = call.body;
     const all = options.tokens ?? words(5);
@@ -147,9 +158,9 @@ export function responsesReply(options: { tokens?: string[]; usage?: boolean; in
         ? null
         : {
             input_tokens: inputTokens,
-            input_tokens_details: { cached_tokens: 0 },
+            input_tokens_details: { cached_tokens: options.cachedTokens ?? 0 },
             output_tokens: tokens.length,
-            output_tokens_details: { reasoning_tokens: 0 },
+            output_tokens_details: { reasoning_tokens: options.reasoningTokens ?? 0 },
             total_tokens: inputTokens + tokens.length,
           };
     const text = tokens.join('');

@@ -1,7 +1,8 @@
 /**
  * Cached and reasoning tokens: the prompt tokens an upstream reports as cached are charged at the model's
  * `quota_weight.cached_input`, the rest of the prompt at `input`; reasoning tokens are recorded (charged as output).
- * The ledger, the admin and console APIs, the daily rows and the metrics carry them, and agree with the charge.
+ * The same on every endpoint that reports them (chat, completions, responses; JSON and stream). The ledger, the admin
+ * and console APIs, the daily rows and the metrics carry them, and agree with the charge.
  */
 import request from 'supertest';
 import { proxyFixture } from '../helpers/fixture';
@@ -9,6 +10,7 @@ import { accountWithPassword, Browser } from '../helpers/console';
 import { chatBody, settled } from '../helpers/proxy';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { jsonReply, streamReply, words } from '../helpers/upstream';
+import { completionsReply, responsesReply } from '../helpers/endpoint-replies';
 
 const ADMIN = 'cached-admin-token-0123';
 const CACHED = 'acme/cached';
@@ -62,6 +64,35 @@ describe.each(storeKinds)('cached and reasoning tokens (%s store)', (kind) => {
     expect(sample(metrics, 'tokenmeter_tokens_total', { ...labels, kind: 'cached' })).toBe(800);
     expect(sample(metrics, 'tokenmeter_tokens_total', { ...labels, kind: 'reasoning' })).toBe(3);
     expect(sample(metrics, 'tokenmeter_charged_tokens_total', { model: CACHED })).toBe(CHARGE);
+  });
+
+  it.each([
+    ['completions', 'JSON', false],
+    ['completions', 'stream', true],
+    ['responses', 'JSON', false],
+    ['responses', 'stream', true],
+  ])('charges the same on /v1/%s (%s), where the adapter finds the cached and reasoning tokens', async (endpoint, _how, stream) => {
+    t.upstream.behave(
+      endpoint === 'completions'
+        ? completionsReply({ promptTokens: 1000, usageExtra: DETAILS })
+        : responsesReply({ inputTokens: 1000, cachedTokens: 800, reasoningTokens: 3 }),
+    );
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const body =
+      endpoint === 'completions'
+        ? { model: CACHED, prompt: 'Say hello.', max_tokens: 5, stream, ...(stream && { stream_options: { include_usage: true } }) }
+        : { model: CACHED, input: 'Say hello.', max_output_tokens: 5, stream };
+    await request(t.proxy.url).post(`/v1/${endpoint}`).set('authorization', `Bearer ${key.secret}`).send(body).expect(200);
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
+    expect(record).toMatchObject({
+      endpoint,
+      promptTokens: 1000,
+      cachedTokens: 800,
+      completionTokens: 5,
+      reasoningTokens: 3,
+      chargedTokens: CHARGE,
+    });
   });
 
   it("reads DeepSeek's prompt_cache_hit_tokens, and charges a model without cached_input as before", async () => {
