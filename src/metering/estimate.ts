@@ -3,6 +3,7 @@
  * responses whose upstream reported none. gpt-tokenizer's o200k_base stands in for the model's own tokenizer.
  */
 import type { ChatMessage, ChatRequest } from '../http/chat-request';
+import { countInPieces } from './token-pieces';
 
 type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
@@ -11,10 +12,10 @@ type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
  * never need them, so they are loaded on first use (about 150 ms, once) rather than at start.
  */
 let tokenizer: Tokenizer | undefined;
-function countTokens(text: string): number {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a deliberate lazy load, see above
-  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
-  return tokenizer.countTokens(text);
+/** Text that spells a special token (`<|endoftext|>`) is counted as the text it is, not refused. */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+function countPiece(piece: string): number {
+  return (tokenizer as Tokenizer).countTokens(piece, AS_TEXT);
 }
 
 /** Per-message framing overhead, and the reply's priming (OpenAI's published accounting). */
@@ -23,8 +24,12 @@ const REPLY_PRIMING = 3;
 /** A fixed charge per image part: the common 512×512 high-detail price. */
 export const PER_IMAGE = 765;
 
+/** Our tokenizer's count of `text`, in time linear in its length (see token-pieces). */
 export function countText(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+  if (text.length === 0) return 0;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a deliberate lazy load, see above
+  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
+  return countInPieces(text, countPiece);
 }
 
 /** Our tokenizer's count of a request's prompt. */
