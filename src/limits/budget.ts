@@ -73,6 +73,15 @@ export function periodStarts(ms: number): [UnixSeconds, UnixSeconds, UnixSeconds
 }
 
 /**
+ * The end of the month in force at `ms` and of the month after: what the Redis scripts need to say when a monthly
+ * budget resets (day and week ends are sums; a later clock's counters may be in the next month).
+ */
+export function monthEnds(ms: number): [UnixSeconds, UnixSeconds] {
+  const end = periodEnd('month', periodStart('month', ms));
+  return [end, periodEnd('month', end)];
+}
+
+/**
  * A budget's counters as both stores keep them: the start of the period they count, the tokens settled requests were
  * charged there, and the tokens requests in flight hold there.
  */

@@ -8,6 +8,8 @@ import { periodStart, type Budget, type BudgetCounters } from '../../limits/budg
 export interface Budgeted {
   budget: Budget | null;
   counters?: BudgetCounters;
+  /** The period start budget.threshold and budget.exceeded were last written for (memory-outbox.ts). */
+  notified?: { threshold?: number; exceeded?: number };
 }
 
 /** A level's budget as the reserve and settle steps read it. */

@@ -7,10 +7,10 @@ import { periodEnd } from '../../limits/budget';
 import { admitAll, LimitWindow, type HeldLevel } from '../../limits/limit-window';
 import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
-import { budgetViews, chargeBudgets, holdBudgets, unholdBudget } from './memory-budgets';
+import { budgetViews, chargeBudgets, holdBudgets, unholdBudget, type BudgetView } from './memory-budgets';
 import { LedgerCursors } from './memory-ledger';
 import { MemoryModelLimits } from './memory-model-limits';
-import { checkLowBalance, emitEvent } from './memory-outbox';
+import { checkBudget, checkLowBalance, emitEvent } from './memory-outbox';
 import { addUsage, capLeft, type Account, type Key, type Reservation } from './memory-records';
 import { NO_EVENTS, usageSettledData, type EventWants } from '../records/events';
 
@@ -80,6 +80,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       const left = b.budget.tokens - b.used;
       if (left < budgetLeft) budgetLeft = left;
       if (left < r.fixed + r.unit) {
+        if (this.wants.types.has('budget.exceeded')) checkBudget(acc, b, r.keyId, this.wants.types, true);
         const requested = Math.ceil(r.fixed + r.unit);
         const resetsAt = periodEnd(b.budget.period, b.start);
         return refused({
@@ -166,16 +167,19 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
     acc.settled.set(s.requestId, nowMs + this.dedupMs);
-    if (this.wants.types.size > 0) this.settledEvents(acc, s);
+    if (this.wants.types.size > 0) this.settledEvents(acc, s, budgets);
     return 'settled';
   }
 
   async ping(): Promise<void> {}
 
-  /** usage.settled and balance.low, when wanted, in the settlement's step. */
-  private settledEvents(acc: Account, s: Settlement): void {
-    if (this.wants.types.has('usage.settled')) emitEvent(acc, 'usage.settled', usageSettledData(s), s.requestId);
-    if (this.wants.types.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
+  /** usage.settled, balance.low and the budgets' events, when wanted, in the settlement's step. */
+  private settledEvents(acc: Account, s: Settlement, budgets: BudgetView[] | undefined): void {
+    const wanted = this.wants.types;
+    if (wanted.has('usage.settled')) emitEvent(acc, 'usage.settled', usageSettledData(s), s.requestId);
+    if (wanted.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
+    if (wanted.has('budget.threshold') || wanted.has('budget.exceeded'))
+      for (const b of budgets ?? []) checkBudget(acc, b, s.keyId, wanted, false);
   }
 
   /** What the account offers now: unexpired package remainders, less debt and open reservations. */

@@ -1,6 +1,8 @@
 /** The memory store's event outbox: each account's events, written in the same synchronous step as their cause. */
 import { newId } from '../ids';
-import { lowBalanceData, type EventType, type OutboxEvent } from '../records/events';
+import { periodEnd } from '../../limits/budget';
+import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, type EventType, type OutboxEvent } from '../records/events';
+import type { BudgetView } from './memory-budgets';
 import type { Account, AccountEvents } from './memory-records';
 
 /** Cursors in the stream-id form (`0-n`), so they order like Redis's across accounts. */
@@ -27,6 +29,38 @@ export function checkLowBalance(acc: Account, balance: number, defaultThreshold:
     state.low = true;
     emitEvent(acc, 'balance.low', lowBalanceData(acc.record.id, balance, threshold));
   } else state.low = false;
+}
+
+/**
+ * budget.threshold (the period's charged tokens reached 80 % of the budget) and budget.exceeded (they reached all of
+ * it, or the budget refused a request: `refused`), each written once per period per level: the level keeps the period
+ * start each was last written for, so the next period arms both again. `keyId`: the request's key.
+ */
+export function checkBudget(acc: Account, v: BudgetView, keyId: string | null, wanted: ReadonlySet<EventType>, refused: boolean): void {
+  const c = v.owner.counters;
+  const spent = c !== undefined && c.start === v.start ? c.spent : 0;
+  const notified = (v.owner.notified ??= {});
+  const { tokens, period } = v.budget;
+  const data = () =>
+    budgetEventData({
+      accountId: acc.record.id,
+      keyId: v.level === 'key' ? keyId : null,
+      level: v.level,
+      tokens,
+      period,
+      spent,
+      periodStart: v.start,
+      resetsAt: periodEnd(period, v.start),
+    });
+  const reached = spent * BUDGET_THRESHOLD.denominator >= tokens * BUDGET_THRESHOLD.numerator;
+  if (!refused && reached && wanted.has('budget.threshold') && notified.threshold !== v.start) {
+    notified.threshold = v.start;
+    emitEvent(acc, 'budget.threshold', data());
+  }
+  if ((refused || spent >= tokens) && wanted.has('budget.exceeded') && notified.exceeded !== v.start) {
+    notified.exceeded = v.start;
+    emitEvent(acc, 'budget.exceeded', data());
+  }
 }
 
 export function readOutbox(acc: Account | undefined, limit: number): OutboxEvent[] {

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'account.disabled',
   'package.granted',
   'balance.low',
+  'budget.threshold',
+  'budget.exceeded',
   'usage.settled',
 ] as const;
 
@@ -102,6 +104,35 @@ export function usageSettledData(s: Settlement): string {
 /** The balance.low data the memory store writes (the Redis script formats the same). */
 export function lowBalanceData(accountId: string, balance: number, threshold: number): string {
   return JSON.stringify({ account_id: accountId, balance, threshold });
+}
+
+/** budget.threshold fires once a period's charged tokens reach this share of the budget (as a fraction: 4/5). */
+export const BUDGET_THRESHOLD = { numerator: 4, denominator: 5 } as const;
+
+/**
+ * budget.threshold's and budget.exceeded's data, the same for a key's and an account's budget (`key_id` null for an
+ * account's, which all its keys share); the Redis script formats the same (event-scripts.ts).
+ */
+export function budgetEventData(e: {
+  accountId: string;
+  keyId: string | null;
+  level: 'key' | 'account';
+  tokens: number;
+  period: string;
+  spent: number;
+  periodStart: number;
+  resetsAt: number;
+}): string {
+  return JSON.stringify({
+    account_id: e.accountId,
+    key_id: e.keyId,
+    level: e.level,
+    tokens: e.tokens,
+    period: e.period,
+    spent: e.spent,
+    period_start: e.periodStart,
+    resets_at: e.resetsAt,
+  });
 }
 
 /** Where a grant came from, by its once-id: a redeemed code, a Stripe Checkout, or the operator. */

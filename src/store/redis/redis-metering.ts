@@ -4,7 +4,7 @@
  * slot (layout: scripts/layout.ts), which the key and account layers use too.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { periodStarts } from '../../limits/budget';
+import { monthEnds, periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { defineScripts } from './define-scripts';
@@ -23,6 +23,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     super(redis, options);
     this.meteringScripts = defineScripts(redis, {
       tmReserve: meteringScripts.RESERVE,
+      tmReserveEv: eventScripts.withEvents(meteringScripts.RESERVE, '', eventScripts.AFTER_RESERVE),
       tmRenew: meteringScripts.RENEW,
       tmRelease: meteringScripts.RELEASE,
       tmSettle: meteringScripts.SETTLE,
@@ -42,22 +43,28 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
     const A = r.accountId;
-    const reply = await this.meteringScripts.tmReserve(
-      [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')],
-      [
-        r.requestId,
-        r.fixed,
-        r.unit,
-        r.allowance,
-        r.leaseMs,
-        r.model,
-        r.keyId ?? '',
-        this.windowMs,
-        r.defaultAllowance ? 1 : 0,
-        ...periodStarts(this.now()),
-      ],
-    );
-    return parseReserveReply(reply);
+    const now = this.now();
+    const keys = [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')];
+    const args = [
+      r.requestId,
+      r.fixed,
+      r.unit,
+      r.allowance,
+      r.leaseMs,
+      r.model,
+      r.keyId ?? '',
+      this.windowMs,
+      r.defaultAllowance ? 1 : 0,
+      ...periodStarts(now),
+    ];
+    // With no endpoint wanting budget.exceeded, the plain RESERVE; else the wrapped one, which marks the account's
+    // outbox only after a budget's refusal (the only reply that may have written an event).
+    if (!this.wanted('budget.exceeded')) return parseReserveReply(await this.meteringScripts.tmReserve(keys, args));
+    const ev = this.eventParts(A, [newId('evt'), ...monthEnds(now)]);
+    const reply = await this.meteringScripts.tmReserveEv([...keys, ev.key], [...args, ...ev.args]);
+    const result = parseReserveReply(reply);
+    if (result.kind === 'budget_exceeded') await this.markEvents(A);
+    return result;
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
@@ -74,9 +81,11 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
 
   async settle(s: Settlement): Promise<SettleResult> {
     const A = s.accountId;
+    const now = this.now();
     const usage = this.wanted('usage.settled');
     const low = this.wanted('balance.low');
-    const events = usage || low;
+    const budgets = this.wanted('budget.threshold') || this.wanted('budget.exceeded');
+    const events = usage || low || budgets;
     const keys = [
       this.a(A, 'a'),
       this.a(A, `k:${s.keyId ?? ''}`),
@@ -99,20 +108,24 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       SETTLE_DEDUP_SECONDS,
       s.keyId ?? '',
       this.windowMs,
-      ...periodStarts(this.now()),
+      ...periodStarts(now),
       s.endpoint ?? 'chat',
       s.cachedTokens ?? 0,
       s.reasoningTokens ?? 0,
     ];
     // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
-    const reply = events ? await this.settleWithEvents(keys, args, s, usage, low) : await this.meteringScripts.tmSettle(keys, args);
+    const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);
     const [tag] = tuple(reply, 'SETTLE');
     if (tag === 'ok') return 'settled';
     if (tag === 'duplicate') return 'duplicate';
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
   }
 
-  private async settleWithEvents(keys: string[], args: (string | number)[], s: Settlement, usage: boolean, low: boolean) {
+  private async settleWithEvents(keys: string[], args: (string | number)[], s: Settlement, now: number) {
+    const usage = this.wanted('usage.settled');
+    const low = this.wanted('balance.low');
+    const threshold = this.wanted('budget.threshold');
+    const exceeded = this.wanted('budget.exceeded');
     const ev = this.eventParts(s.accountId, [
       usage ? 1 : 0,
       s.requestId,
@@ -120,6 +133,10 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       low ? 1 : 0,
       low ? newId('evt') : '',
       this.wants.lowBalanceTokens,
+      threshold ? 1 : 0,
+      exceeded ? 1 : 0,
+      threshold || exceeded ? newId('evt') : '',
+      ...(threshold || exceeded ? monthEnds(now) : [0, 0]),
     ]);
     const reply = await this.meteringScripts.tmSettleEv([...keys, ev.key], [...args, ...ev.args]);
     await this.markEvents(s.accountId);

@@ -6,7 +6,8 @@
  * every step is the very script it was.
  *
  * Layout (prefix omitted): {A}:ev STREAM the account's outbox: id type created data (JSON); {A}:a gains `low_at` (the
- * account's balance.low threshold, "" or absent: the default) and `low` ("1" while below it, once notified).
+ * account's balance.low threshold, "" or absent: the default) and `low` ("1" while below it, once notified); {A}:a and
+ * {A}:k:K gain `bt` and `bx`, the period start budget.threshold and budget.exceeded were last written for.
  */
 
 /** Takes the event arguments and the outbox key off ARGV and KEYS; helpers to write an event and test balance.low. */
@@ -44,6 +45,34 @@ local function ev_low_balance(id, default_threshold)
     redis.call('HDEL', a, 'low')
   end
 end
+-- budget.threshold (the period's charged tokens bs reached 80 % of the budget) and budget.exceeded (all of it, or the
+-- budget refused a request: refused), each once per period per level: the level's hash h keeps the period start each
+-- was last written for (bt, bx), so the next period arms both again. want: {threshold=, exceeded=}; starts: the
+-- periods' starts {day=, week=, month=}; month_ends: the ends of this month and the next; id: a base event id.
+local function ev_budget(h, level, key_id, want, starts, month_ends, id, refused)
+  local c = redis.call('HMGET', h, 'bg', 'bp', 'bs', 'bt', 'bx')
+  if not c[1] or c[1] == '' then return end
+  local tokens, period = string.match(c[1], '^(%d+):(%a+)$')
+  tokens = tonumber(tokens)
+  local start, spent = tonumber(c[2] or '0'), tonumber(c[3] or '0')
+  if start < starts[period] then
+    if not refused then return end
+    start, spent = starts[period], 0
+  end
+  local resets = start + 86400
+  if period == 'week' then resets = start + 7 * 86400
+  elseif period == 'month' then resets = (start == starts.month) and month_ends[1] or month_ends[2] end
+  local data = string.format('{"account_id":"%s","key_id":%s,"level":"%s","tokens":%d,"period":"%s","spent":%d,"period_start":%d,"resets_at":%d}',
+    ev_account, level == 'key' and ('"' .. key_id .. '"') or 'null', level, tokens, period, spent, start, resets)
+  if want.threshold and not refused and spent * 5 >= tokens * 4 and tonumber(c[4] or '0') ~= start then
+    redis.call('HSET', h, 'bt', start)
+    ev_emit(id .. level:sub(1, 1) .. 't', 'budget.threshold', data)
+  end
+  if want.exceeded and (refused or spent >= tokens) and tonumber(c[5] or '0') ~= start then
+    redis.call('HSET', h, 'bx', start)
+    ev_emit(id .. level:sub(1, 1) .. 'x', 'budget.exceeded', data)
+  end
+end
 `;
 
 /** `base` run as a function after `before`, its reply in `reply` for `after`. */
@@ -60,13 +89,33 @@ return reply
 }
 
 /**
- * After SETTLE: usage.settled when settled (EV[1] '1', EV[2] request id, EV[3] data), and the balance.low test (EV[4]
- * '1', EV[5] event id, EV[6] default threshold).
+ * After SETTLE: usage.settled when settled (EV[1] '1', EV[2] request id, EV[3] data), the balance.low test (EV[4]
+ * '1', EV[5] event id, EV[6] default threshold), and the budgets' (EV[7] '1': budget.threshold wanted, EV[8] '1':
+ * budget.exceeded wanted, EV[9] base event id, EV[10] and EV[11] the ends of this month and the next).
  */
 export const AFTER_SETTLE = `
 if reply[1] == 'ok' then
   if EV[1] == '1' then ev_emit(EV[2], 'usage.settled', EV[3]) end
   if EV[4] == '1' then ev_low_balance(EV[5], EV[6]) end
+  if EV[7] == '1' or EV[8] == '1' then
+    local want = { threshold = EV[7] == '1', exceeded = EV[8] == '1' }
+    local starts = { day = tonumber(ARGV[12]), week = tonumber(ARGV[13]), month = tonumber(ARGV[14]) }
+    local month_ends = { tonumber(EV[10]), tonumber(EV[11]) }
+    if ARGV[10] ~= '' then ev_budget(KEYS[2], 'key', ARGV[10], want, starts, month_ends, EV[9], false) end
+    ev_budget(KEYS[1], 'account', ARGV[10], want, starts, month_ends, EV[9], false)
+  end
+end
+`;
+
+/**
+ * After RESERVE: budget.exceeded when a budget refused the request (run only when an endpoint wants it). EV: base
+ * event id, the ends of this month and the next.
+ */
+export const AFTER_RESERVE = `
+if reply[1] == 'budget' then
+  local starts = { day = tonumber(ARGV[10]), week = tonumber(ARGV[11]), month = tonumber(ARGV[12]) }
+  local h = reply[2] == 'key' and KEYS[2] or KEYS[1]
+  ev_budget(h, reply[2], ARGV[7], { exceeded = true }, starts, { tonumber(EV[2]), tonumber(EV[3]) }, EV[1], true)
 end
 `;
 
