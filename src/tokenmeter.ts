@@ -107,6 +107,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
         logger,
         lowBalanceTokens: config.lowBalanceTokens,
         timeoutMs: config.webhookTimeoutMs,
+        packageExpiringDays: config.packageExpiringDays,
       })
     : undefined;
   worker?.start();

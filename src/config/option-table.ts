@@ -117,6 +117,8 @@ export const OPTIONS = {
   lowBalanceTokens: meter('LOW_BALANCE_TOKENS', whole(10_000)),
   /** A webhook receiver slower than this to answer counts as a failed attempt. */
   webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
+  /** package.expiring fires this many days before a package with tokens left expires. */
+  packageExpiringDays: meter('PACKAGE_EXPIRING_DAYS', whole(7)),
 };
 
 type Table = typeof OPTIONS;

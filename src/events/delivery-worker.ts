@@ -24,9 +24,14 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** The first retry's delay (doubling after). Default 10 s. */
   firstRetryMs?: number;
+  /** package.expiring fires this many days before a package expires. Default 7. */
+  packageExpiringDays?: number;
 }
 
-/** Accounts are all swept (for marks lost to a crash) at start and then this often. */
+/**
+ * Accounts are all swept (for marks lost to a crash, and for packages expiring or expired) at start and then this
+ * often.
+ */
 const SWEEP_MS = 5 * 60_000;
 const BATCH = 100;
 
@@ -69,7 +74,12 @@ export class DeliveryWorker {
     const endpoints = await this.o.webhooks.listEndpoints();
     const wanted = new Set<EventType>(endpoints.flatMap((e) => expand(e.types)));
     this.o.outbox.wantEvents({ types: wanted, lowBalanceTokens: this.o.lowBalanceTokens });
-    await this.handOn(endpoints);
+    const sweep = Date.now() - this.lastSweep >= SWEEP_MS;
+    if (sweep) {
+      this.lastSweep = Date.now();
+      if (wanted.has('package.expiring') || wanted.has('package.expired')) await this.sweepPackages();
+    }
+    await this.handOn(endpoints, sweep);
     for (const e of endpoints) if (!this.stopped) await this.deliverQueue(e);
   }
 
@@ -77,9 +87,7 @@ export class DeliveryWorker {
    * Moves outbox events to the queues of the endpoints that want them, oldest first across accounts (cursors are
    * the store's time-ordered stream ids), then drops them from the outboxes.
    */
-  private async handOn(endpoints: WebhookEndpoint[]): Promise<void> {
-    const sweep = Date.now() - this.lastSweep >= SWEEP_MS;
-    if (sweep) this.lastSweep = Date.now();
+  private async handOn(endpoints: WebhookEndpoint[], sweep: boolean): Promise<void> {
     let accounts = await this.o.outbox.eventAccounts(sweep);
     while (accounts.length > 0 && !this.stopped) {
       const read = await Promise.all(accounts.map((id) => this.o.outbox.readEvents(id, BATCH)));
@@ -98,6 +106,18 @@ export class DeliveryWorker {
         ),
       );
       accounts = accounts.filter((_, i) => read[i].length === BATCH);
+    }
+  }
+
+  /**
+   * Writes every account's due package.expiring and package.expired events (the store writes each once, however
+   * many processes sweep); no request causes them, so the sweep does. Call after a tick has set what is wanted.
+   */
+  async sweepPackages(): Promise<void> {
+    const warnSeconds = (this.o.packageExpiringDays ?? 7) * 86_400;
+    for (const id of await this.o.outbox.eventAccounts(true)) {
+      if (this.stopped) return;
+      await this.o.outbox.packageEvents(id, warnSeconds);
     }
   }
 

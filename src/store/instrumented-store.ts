@@ -99,6 +99,7 @@ export function timedOutbox(s: EventOutbox, timed: Timed): EventOutbox {
     eventAccounts: timed('event_accounts', s.eventAccounts.bind(s)),
     readEvents: timed('read_events', s.readEvents.bind(s)),
     dropEvents: timed('drop_events', s.dropEvents.bind(s)),
+    packageEvents: timed('package_events', s.packageEvents.bind(s)),
     setLowBalance: timed('set_low_balance', s.setLowBalance.bind(s)),
   };
 }

@@ -4,16 +4,14 @@
  * the period's end rather than waited for); and nothing at all when no endpoint wants them.
  */
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
 import { DeliveryWorker } from '../../src/events/delivery-worker';
 import { createLogger } from '../../src/observability/logger';
-import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
 import type { WebhookStore } from '../../src/store/ports/webhook-store';
 import type { EventType } from '../../src/store/records/events';
 import type { ReserveResult } from '../../src/store/records/metering';
-import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
-import { keyWithTokens, makeStore, newAccount, storeKinds, testRedisUrl, type StoreUnderTest } from '../helpers/stores';
-import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import type { WebhookReceiver } from '../helpers/webhook-receiver';
+import { startEvents, type EventsUnderTest } from '../helpers/webhook-stores';
 
 const logger = createLogger('silent');
 const DAY = 86_400;
@@ -24,24 +22,16 @@ describe.each(storeKinds)('budget events (%s store)', (kind) => {
   let s: StoreUnderTest;
   let webhooks: WebhookStore;
   let receiver: WebhookReceiver;
-  let client: Redis | undefined;
+  let events: EventsUnderTest;
   const clock = { ms: NOON };
 
   beforeEach(async () => {
     clock.ms = NOON;
-    s = await makeStore(kind, { now: () => clock.ms });
-    if (kind === 'redis') {
-      client = new Redis(testRedisUrl());
-      webhooks = new RedisWebhookStore(client, { prefix: s.prefix });
-    } else webhooks = new MemoryWebhookStore();
-    receiver = await startReceiver();
+    events = await startEvents(kind, { now: () => clock.ms });
+    ({ s, webhooks, receiver } = events);
   });
 
-  afterEach(async () => {
-    await receiver.close();
-    await s.close();
-    client?.disconnect();
-  });
+  afterEach(() => events.close());
 
   async function listening(types: EventType[]): Promise<DeliveryWorker> {
     await webhooks.createEndpoint({ id: `we_${randomBytes(4).toString('hex')}`, url: receiver.url, types, secret: 'whsec_t', created: 1 });

@@ -1,7 +1,7 @@
 /** The memory store's event outbox: each account's events, written in the same synchronous step as their cause. */
 import { newId } from '../ids';
 import { periodEnd } from '../../limits/budget';
-import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, type EventType, type OutboxEvent } from '../records/events';
+import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, packageExpiryData, type EventType, type OutboxEvent } from '../records/events';
 import type { BudgetView } from './memory-budgets';
 import type { Account, AccountEvents } from './memory-records';
 
@@ -9,7 +9,7 @@ import type { Account, AccountEvents } from './memory-records';
 let seq = 0;
 
 export function eventsOf(acc: Account): AccountEvents {
-  return (acc.events ??= { outbox: [], lowAt: null, low: false });
+  return (acc.events ??= { outbox: [], lowAt: null, low: false, expiry: new Map() });
 }
 
 /** Appends an event to the account's outbox. */
@@ -60,6 +60,22 @@ export function checkBudget(acc: Account, v: BudgetView, keyId: string | null, w
   if ((refused || spent >= tokens) && wanted.has('budget.exceeded') && notified.exceeded !== v.start) {
     notified.exceeded = v.start;
     emitEvent(acc, 'budget.exceeded', data());
+  }
+}
+
+/**
+ * package.expiring (a package with tokens left expires within `warnSeconds` of `nowS`) and package.expired, each
+ * written once per package: the account keeps the last one written for each package.
+ */
+export function checkPackageExpiry(acc: Account, nowS: number, warnSeconds: number, wanted: ReadonlySet<EventType>): void {
+  const expiry = eventsOf(acc).expiry;
+  for (const p of acc.packages) {
+    if (p.expiresAt === null || p.expiresAt - warnSeconds > nowS) continue;
+    const done = expiry.get(p.id);
+    const type = p.expiresAt <= nowS ? 'package.expired' : 'package.expiring';
+    if (done === 'expired' || (type === 'package.expiring' && (done !== undefined || p.remaining === 0)) || !wanted.has(type)) continue;
+    expiry.set(p.id, type === 'package.expired' ? 'expired' : 'expiring');
+    emitEvent(acc, type, packageExpiryData(acc.record.id, { ...p, expiresAt: p.expiresAt }));
   }
 }
 

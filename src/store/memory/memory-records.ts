@@ -44,6 +44,8 @@ export interface AccountEvents {
   lowAt: number | null;
   /** Below the threshold, and notified. */
   low: boolean;
+  /** Package id -> the last of its expiry events written: 'expiring' or 'expired' (memory-outbox.ts). */
+  expiry: Map<string, 'expiring' | 'expired'>;
 }
 
 export interface Key extends Budgeted {

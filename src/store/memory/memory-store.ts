@@ -26,7 +26,7 @@ import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
 import { accountData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
 import { readLedgers } from './memory-ledger';
-import { checkLowBalance, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
+import { checkLowBalance, checkPackageExpiry, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
 import { copyAccount, zeroTotals, type Account } from './memory-records';
 
@@ -151,8 +151,15 @@ export class MemoryStore extends MemoryKeys implements Store {
     this.wants = wants;
   }
 
-  async eventAccounts(): Promise<string[]> {
-    return [...this.accounts.entries()].filter(([, acc]) => (acc.events?.outbox.length ?? 0) > 0).map(([id]) => id);
+  async eventAccounts(sweep: boolean): Promise<string[]> {
+    const all = [...this.accounts.entries()];
+    return (sweep ? all : all.filter(([, acc]) => (acc.events?.outbox.length ?? 0) > 0)).map(([id]) => id);
+  }
+
+  async packageEvents(accountId: string, warnSeconds: number): Promise<void> {
+    const acc = this.accounts.get(accountId);
+    if (acc && (this.wants.types.has('package.expiring') || this.wants.types.has('package.expired')))
+      checkPackageExpiry(acc, this.seconds(), warnSeconds, this.wants.types);
   }
 
   async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {

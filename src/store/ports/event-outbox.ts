@@ -17,6 +17,12 @@ export interface EventOutbox {
   readEvents(accountId: string, limit: number): Promise<OutboxEvent[]>;
   /** Drops handed-on events; the account's mark goes when its outbox is empty. */
   dropEvents(accountId: string, cursors: readonly string[]): Promise<void>;
+  /**
+   * Writes the account's package.expiring (a package with tokens left expires within `warnSeconds`) and
+   * package.expired (it has expired) events, when wanted, each once per package however many processes sweep: the
+   * package's marker is checked and set in the step that writes its event. Time is the store's clock.
+   */
+  packageEvents(accountId: string, warnSeconds: number): Promise<void>;
   /** Sets the account's balance.low threshold (null: the configured default). False for an unknown account. */
   setLowBalance(accountId: string, tokens: number | null): Promise<boolean>;
 }

@@ -44,6 +44,7 @@ const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore>, true> = {
   eventAccounts: true,
   readEvents: true,
   dropEvents: true,
+  packageEvents: true,
   setLowBalance: true,
   close: true,
 };

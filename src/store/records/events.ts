@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'account.created',
   'account.disabled',
   'package.granted',
+  'package.expiring',
+  'package.expired',
   'balance.low',
   'budget.threshold',
   'budget.exceeded',
@@ -153,6 +155,20 @@ export function packageGrantedData(
     tokens: pkg.tokens,
     expires_at: pkg.expiresAt,
     source: grantSource(once),
+  });
+}
+
+/**
+ * package.expiring's and package.expired's data (the Redis script formats the same): `remaining` is what the package
+ * still holds, or, once expired, what was left unused.
+ */
+export function packageExpiryData(accountId: string, pkg: { id: string; tokens: number; remaining: number; expiresAt: number }): string {
+  return JSON.stringify({
+    account_id: accountId,
+    package_id: pkg.id,
+    tokens: pkg.tokens,
+    remaining: pkg.remaining,
+    expires_at: pkg.expiresAt,
   });
 }
 

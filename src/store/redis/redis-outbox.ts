@@ -26,6 +26,7 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     this.outboxScripts = defineScripts(redis, {
       tmSetLowBalance: eventScripts.SET_LOW_BALANCE,
       tmAccountCreated: eventScripts.ACCOUNT_CREATED,
+      tmPackageExpiry: eventScripts.PACKAGE_EXPIRY,
     });
   }
 
@@ -105,6 +106,17 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     // Unmarked, then checked again: an event written meanwhile is marked again by its writer or by this check.
     await this.redis.srem(this.marks, accountId);
     if ((await this.redis.xlen(stream)) > 0) await this.markEvents(accountId);
+  }
+
+  async packageEvents(accountId: string, warnSeconds: number): Promise<void> {
+    const expiring = this.wanted('package.expiring');
+    const expired = this.wanted('package.expired');
+    if (!expiring && !expired) return;
+    const written = await this.outboxScripts.tmPackageExpiry(
+      [this.slot(accountId, 'p'), this.slot(accountId, 'pe'), this.slot(accountId, 'ev')],
+      [Math.floor(this.now() / 1000), warnSeconds, expiring ? 1 : 0, expired ? 1 : 0, newId('evt'), accountId],
+    );
+    if (Number(written) > 0) await this.markEvents(accountId);
   }
 
   async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
