@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startNodeArgs } from '../test/helpers/processes';
 import type { StartOptions } from './processes';
 
 const ROOT = join(__dirname, '..');
@@ -53,12 +54,15 @@ export function buildEarlier(revision: string): EarlierBuild {
   }
 }
 
-/** How to start it: on a Redis database of its own (`/1`), since its key layout may differ from today's. */
+/**
+ * How to start it: on a Redis database of its own (`/1`), since its key layout may differ from today's, and with
+ * today's `npm start` node flags, so that the code is what differs and not the runtime's settings.
+ */
 export function earlierProcess(build: EarlierBuild, label: string, upstreamUrl: string, redisUrl: string): StartOptions {
   return {
     name: label,
     command: process.execPath,
-    args: ['--expose-gc', build.server],
+    args: ['--expose-gc', ...startNodeArgs(), build.server],
     env: { ...process.env, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
   };
 }

@@ -1,6 +1,7 @@
 /** The benchmark's node server processes: compiled once with tsc, then started as plain `node` on the output. */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { startNodeArgs } from '../test/helpers/processes';
 import type { StartOptions } from './processes';
 
 const ROOT = join(__dirname, '..');
@@ -14,13 +15,15 @@ export function compileServers(): void {
 
 /**
  * How to start one compiled server (`mock-upstream`, `passthrough-server`, `tokenmeter-server`) on a free port; with
- * --expose-gc, so that SIGUSR2 can collect its garbage before RSS is read (see gc-on-signal.ts).
+ * --expose-gc, so that SIGUSR2 can collect its garbage before RSS is read (see gc-on-signal.ts). tokenmeter runs with
+ * the node flags of `npm start`, as operators run it; the other servers with node's defaults.
  */
 export function serverProcess(name: string, server: string, env: Record<string, string>, nodeArgs: string[] = []): StartOptions {
+  const product = server === 'tokenmeter-server' ? startNodeArgs() : [];
   return {
     name,
     command: process.execPath,
-    args: ['--expose-gc', ...nodeArgs, join(BUILD, `${server}.js`)],
+    args: ['--expose-gc', ...product, ...nodeArgs, join(BUILD, `${server}.js`)],
     // PORT for the proxies, MOCK_PORT for the mock upstream.
     env: { ...process.env, PORT: '0', MOCK_PORT: '0', ...env },
   };

@@ -62,6 +62,11 @@ if (healthcheck && composeTest) {
   }
 }
 if (!/^CMD \["node", "dist\/server\.js"\]$/m.test(dockerfile)) problems.push('Dockerfile: CMD is not ["node", "dist/server.js"]');
+// The image runs node with the same flags as `npm start` (they size V8's heap; see README, Node support).
+const startFlags = (/^node ((?:--\S+ )*)dist\/server\.js$/.exec(JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.start) ?? [])[1];
+const imageFlags = (/^ENV NODE_OPTIONS=(.*)$/m.exec(dockerfile) ?? [])[1];
+if (startFlags === undefined) problems.push('package.json: scripts.start is not `node [--flags] dist/server.js`');
+else if ((imageFlags ?? '') !== startFlags.trim()) problems.push(`Dockerfile: NODE_OPTIONS is not the start script's flags (${startFlags.trim()})`);
 
 for (const p of problems) console.error(p);
 process.exit(problems.length ? 1 : 0);

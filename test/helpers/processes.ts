@@ -1,6 +1,6 @@
 /** Runs the built proxy and CLI as separate processes, the way users start them. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,9 +17,15 @@ export interface ProxyProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node dist/server.js` on a free port and waits for its "listening" line. */
+/** The node flags `npm start` runs the server with (package.json's start script: `node [flags] dist/server.js`). */
+export function startNodeArgs(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(' ').filter((word) => word.startsWith('--'));
+}
+
+/** Starts `node dist/server.js` on a free port, with `npm start`'s node flags, and waits for its "listening" line. */
 export async function startProxyProcess(env: Record<string, string>): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'server.js')], {
+  const child = spawn(process.execPath, [...startNodeArgs(), join(ROOT, 'dist', 'server.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
