@@ -17,8 +17,10 @@ function startAndFail(env: Record<string, string>): { status: number | null; std
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
     encoding: 'utf8',
-    timeout: 10_000,
+    // Generous: on timeout spawnSync sends SIGTERM, which the server takes as a stop and answers with exit 0.
+    timeout: 30_000,
   });
+  if (r.error) throw r.error;
   return { status: r.status, stderr: r.stderr };
 }
 
@@ -43,11 +45,12 @@ describe('the server process', () => {
   });
 
   it('stops a worker group whose workers cannot start, with the error once per worker and exit 1', () => {
+    // Forks two workers: slow on a loaded machine (it once took over 10 s).
     const file = writeModelsFile([{ id: 'a/b', context_length: 100 }]);
     const r = startAndFail({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:1', MODELS_FILE: file });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`tokenmeter: ${file}: models[0].max_output_tokens (a/b): is required`);
-  });
+  }, 40_000);
 
   it('stops at start with one line naming the bad models-file entry and field', () => {
     const file = writeModelsFile([{ id: 'a/b', context_length: 100 }]);

@@ -10,6 +10,9 @@ import { eventually } from '../helpers/eventually';
 
 const ADMIN = 'cli-admin-token-0123456789';
 
+// Each test runs the built CLI a dozen times, a node start each: on a loaded machine that passed 20 s.
+jest.setTimeout(60_000);
+
 describe('tokenmeter CLI', () => {
   const f = cliFixture(ADMIN, 'cli');
   const cli = f.cli;
