@@ -26,6 +26,7 @@ import { liveCredential } from './http/live-credential';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import { hostAuth } from './http/host-auth';
+import { upstreamHeaders } from './http/http-headers';
 import { jsonBody } from './http/json-body';
 import { storeGuard, type StoreGuard } from './http/store-guard';
 import type { Meter } from './metering/metering';
@@ -135,10 +136,12 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
   };
 
+  const headersUpstream = upstreamHeaders(config.upstreamForwardHeaders);
   const routeOptions = {
     catalog: deps.catalog,
     meter: deps.meter,
     upstreams: deps.upstreams,
+    upstreamHeaders: headersUpstream,
     logger,
     metrics: deps.metrics,
     upstreamResponseLimit: config.upstreamResponseLimit,
@@ -167,6 +170,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     catalog: deps.catalog,
     owners: deps.responses,
     upstreams: deps.upstreams,
+    upstreamHeaders: headersUpstream,
     logger,
     responseLimit: config.upstreamResponseLimit,
     timeoutMs: config.upstreamTimeoutMs,

@@ -114,3 +114,17 @@ export function proxyTrust<D extends boolean>(fallback: D) {
   const fromEnv = (raw: string): unknown => (raw === 'true' ? true : raw === 'false' ? false : /^\d+$/.test(raw) ? Number(raw) : raw);
   return kind(check, fallback, fromEnv);
 }
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/** HTTP header names, comma-separated (or a list), lowercased; none of `refused`. */
+export function headerNames(refused: ReadonlySet<string>) {
+  const check = z
+    .union([z.string(), z.array(z.string())], { error: 'must be header names, comma-separated' })
+    .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))
+    .refine((names) => names.every((n) => TOKEN.test(n)), 'must be header names, comma-separated')
+    .refine((names) => names.every((n) => !refused.has(n)), {
+      error: (issue) => `${(issue.input as string[]).find((n) => refused.has(n))} is never forwarded upstream`,
+    });
+  return kind(check, undefined, asIs);
+}

@@ -10,7 +10,8 @@
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { flag, oneOf, port, proxyTrust, seconds, size, text, url, whole, workerCount, type OptionKind } from './option-kinds';
+import { NOT_FORWARDABLE } from '../http/http-headers';
+import { flag, headerNames, oneOf, port, proxyTrust, seconds, size, text, url, whole, workerCount, type OptionKind } from './option-kinds';
 
 export type Scope = 'meter' | 'server';
 
@@ -36,6 +37,8 @@ export const OPTIONS = {
   upstreamUrl: meter('UPSTREAM_URL', url('http://127.0.0.1:8000/v1')),
   /** Sent upstream as `Authorization: Bearer`; unset: no Authorization header upstream. */
   upstreamApiKey: meter('UPSTREAM_API_KEY', text()),
+  /** Client headers forwarded upstream besides `accept` (comma-separated names); unset: none. */
+  upstreamForwardHeaders: meter('UPSTREAM_FORWARD_HEADERS', headerNames(NOT_FORWARDABLE)),
   /** `redis://` or `rediss://`: tokenmeter opens (and closes) its own connection. Unset: the memory store. */
   redisUrl: meter('REDIS_URL', text(undefined, z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://'))),
   /** Prefix of every Redis key tokenmeter writes. */

@@ -1,5 +1,6 @@
-/** Header hygiene between client and upstream: hop-by-hop headers and credentials never cross. */
+/** Header hygiene between client and upstream: an allow-list upstream, hop-by-hop headers and credentials never cross. */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Request } from 'express';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -12,20 +13,32 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
+/** The client headers every upstream gets as the client sent them: what says how to answer. */
+const FORWARDED = ['accept'];
+
 /**
- * Client headers the upstream must never see: credentials (ours replace them), and what we recompute. The body we
- * send is our own plain JSON, so the client's content-encoding does not describe it.
+ * Headers an operator may not add to the forwarded ones (UPSTREAM_FORWARD_HEADERS): those we set ourselves (the body's
+ * type, length and encoding, our key, the request id, our X-Forwarded-For, the host), the client's credentials, and
+ * hop-by-hop headers and claims about the client's address, which are only ever ours to make.
  */
-const NOT_UPSTREAM = new Set([
+export const NOT_FORWARDABLE: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP,
   'authorization',
   'api-key',
   'x-api-key',
   'cookie',
   'host',
+  'content-type',
   'content-length',
   'content-encoding',
   'accept-encoding',
   'expect',
+  'x-request-id',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'forwarded',
 ]);
 
 /**
@@ -55,26 +68,52 @@ function connectionTokens(headers: IncomingHttpHeaders): string[] {
     : [];
 }
 
-/** The headers sent upstream: the client's end-to-end headers, our body's length, identity encoding, our credentials. */
-export function upstreamRequestHeaders(
-  client: IncomingHttpHeaders,
-  bodyLength: number,
-  apiKey: string | undefined,
-  requestId: string,
-): IncomingHttpHeaders {
-  const named = connectionTokens(client);
-  const out: IncomingHttpHeaders = {};
-  for (const name in client) {
-    if (HOP_BY_HOP.has(name) || NOT_UPSTREAM.has(name) || named.includes(name)) continue;
-    out[name] = client[name];
-  }
-  out['content-type'] = 'application/json';
-  out['content-length'] = String(bodyLength);
-  // Compressed bodies would blind the meter: ask for identity (and decode anyway if we get something else).
-  out['accept-encoding'] = 'identity';
-  out['x-request-id'] = requestId;
-  if (apiKey !== undefined) out.authorization = `Bearer ${apiKey}`;
-  return out;
+/** What a request's headers upstream are made of besides the client's: ours. */
+export interface UpstreamRequestFacts {
+  /** The length of the JSON body we send; undefined: no body. */
+  bodyLength: number | undefined;
+  apiKey: string | undefined;
+  requestId: string;
+}
+
+/** Makes a request's headers upstream from the client's. */
+export type UpstreamHeaders = (client: Request, facts: UpstreamRequestFacts) => IncomingHttpHeaders;
+
+/**
+ * The client's address and the proxies it came through, as the app's `trust proxy` accepts them (Express's `req.ips`:
+ * none without it), then the address that connected to us: our own X-Forwarded-For, never the client's claim.
+ */
+function forwardedFor(client: Request): string {
+  const peer = client.socket.remoteAddress;
+  return peer === undefined ? client.ips.join(', ') : [...client.ips, peer].join(', ');
+}
+
+/**
+ * The headers sent upstream, by allow-list: `accept` and the operator's `forward` names as the client sent them (the
+ * client cannot steer the operator's key to another organisation or project, or claim another address); then ours:
+ * the body's type and length, identity encoding, the request id, X-Forwarded-For and the operator's key.
+ */
+export function upstreamHeaders(forward: readonly string[] = []): UpstreamHeaders {
+  // The option's check refused the NOT_FORWARDABLE names and lowercased the rest.
+  const names = [...new Set([...FORWARDED, ...forward])];
+  return function headersUpstream(client, facts) {
+    const named = connectionTokens(client.headers);
+    const out: IncomingHttpHeaders = {};
+    for (const name of names) {
+      const value = client.headers[name];
+      if (value !== undefined && !named.includes(name)) out[name] = value;
+    }
+    if (facts.bodyLength !== undefined) {
+      out['content-type'] = 'application/json';
+      out['content-length'] = String(facts.bodyLength);
+    }
+    // Compressed bodies would blind the meter: ask for identity (and decode anyway if we get something else).
+    out['accept-encoding'] = 'identity';
+    out['x-request-id'] = facts.requestId;
+    out['x-forwarded-for'] = forwardedFor(client);
+    if (facts.apiKey !== undefined) out.authorization = `Bearer ${facts.apiKey}`;
+    return out;
+  };
 }
 
 /** The headers passed to the client from an upstream response (our x-request-id is already set on the response). */

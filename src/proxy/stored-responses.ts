@@ -7,7 +7,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Catalog, Model } from '../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from '../http/http-headers';
+import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-headers';
 import type { Logger } from '../observability/logger';
 import { requestFacts } from '../observability/request-log';
 import type { ResponseOwners } from '../store/ports/response-owners';
@@ -20,6 +20,8 @@ export interface StoredResponsesOptions {
   catalog: () => Catalog;
   owners: ResponseOwners;
   upstreams: Upstreams;
+  /** The headers a request carries upstream. */
+  upstreamHeaders: UpstreamHeaders;
   logger: Logger;
   responseLimit: number;
   timeoutMs: number;
@@ -106,10 +108,11 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
     const forget = req.method === 'DELETE' ? () => void owners.forget(id).catch(() => undefined) : () => undefined;
     const handler = new StoredRelay(path, res, model, options, forget);
-    const headers = upstreamRequestHeaders(req.headers, 0, model.upstreamApiKey, requestFacts(res).requestId);
-    delete headers['content-type'];
-    delete headers['content-length'];
-    req.headers = headers;
+    req.headers = options.upstreamHeaders(req, {
+      bodyLength: undefined,
+      apiKey: model.upstreamApiKey,
+      requestId: requestFacts(res).requestId,
+    });
     req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
       dest.end();
       return dest;

@@ -7,7 +7,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
-import { upstreamRequestHeaders } from '../../http/http-headers';
+import type { UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
@@ -24,6 +24,8 @@ export interface MeteredRouteOptions {
   catalog: () => Catalog;
   meter: Meter;
   upstreams: Upstreams;
+  /** The headers a request carries upstream. */
+  upstreamHeaders: UpstreamHeaders;
   logger: Logger;
   metrics: Metrics;
   upstreamResponseLimit: number;
@@ -57,6 +59,7 @@ interface Route<R> {
   path: string;
   meter: Meter;
   upstreams: Upstreams;
+  upstreamHeaders: UpstreamHeaders;
 }
 
 /** A request past its reservation, on its way upstream. */
@@ -78,7 +81,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     upstreamTimeoutMs: options.upstreamTimeoutMs,
   };
   const path = ENDPOINT_PATHS[endpoint.name];
-  const route: Route<R> = { endpoint, exchangeDeps, path, meter, upstreams };
+  const route: Route<R> = { endpoint, exchangeDeps, path, meter, upstreams, upstreamHeaders: options.upstreamHeaders };
 
   return async function meteredHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = requestFacts(res);
@@ -125,7 +128,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
 
 /** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
 async function forward<R>(route: Route<R>, req: Request, res: Response, next: NextFunction, request: R, r: Reserving): Promise<void> {
-  const { endpoint, exchangeDeps, path, meter, upstreams } = route;
+  const { endpoint, exchangeDeps, path, meter, upstreams, upstreamHeaders } = route;
   const { accountId, keyId, requestId, model, planned, reserved } = r;
   // The upstream sees its own model name, an output cap the reservation covers, and a request for stream usage.
   // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
@@ -163,7 +166,7 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
     },
     res,
   );
-  req.headers = upstreamRequestHeaders(req.headers, Buffer.byteLength(body), model.upstreamApiKey, requestId);
+  req.headers = upstreamHeaders(req, { bodyLength: Buffer.byteLength(body), apiKey: model.upstreamApiKey, requestId });
   // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
   // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
   req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
