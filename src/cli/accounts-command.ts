@@ -30,7 +30,18 @@ const accountLine = (a: AccountObject) => `${a.id}${a.email ? ` <${a.email}>` : 
 
 export function accountsCommand(program: Command): void {
   const accounts = program.command('accounts').description('create, list, show, update and disable accounts');
+  createCommand(accounts);
+  listCommand(accounts);
+  showCommand(accounts);
+  updateCommand(accounts);
+  statusCommands(accounts);
+  limitsCommand(accounts, 'account', (client, id, limits) => client.updateAccount(id, { limits }));
+  budgetCommand(accounts, 'account', (client, id, budget) => client.updateAccount(id, { budget }));
+  grantCommand(accounts);
+}
 
+/** `accounts create`: an account, with a first package, limits and budget when given. */
+function createCommand(accounts: Command): void {
   budgetOption(limitOptions(common(accounts.command('create'))), 'all its keys together')
     .description('create an account (with --role admin and a password: a console administrator)')
     .option('--email <email>', 'the login email (lower-cased; unique)')
@@ -71,7 +82,10 @@ export function accountsCommand(program: Command): void {
         );
       },
     );
+}
 
+/** `accounts list`: a page of accounts, oldest first. */
+function listCommand(accounts: Command): void {
   common(accounts.command('list'))
     .description('list accounts, oldest first')
     .option('--search <text>', 'only accounts whose email or name contains this')
@@ -88,7 +102,10 @@ export function accountsCommand(program: Command): void {
             ) + (page.has_more ? `\n\nMore: --after ${page.data[page.data.length - 1].id}` : ''),
       );
     });
+}
 
+/** `accounts show`: one account with its balance, packages, usage and keys. */
+function showCommand(accounts: Command): void {
   common(accounts.command('show'))
     .description('show an account: balance, packages, usage and keys')
     .argument('<id>', 'the account id')
@@ -133,7 +150,10 @@ export function accountsCommand(program: Command): void {
         ].join('\n'),
       );
     });
+}
 
+/** `accounts update`: name, role or a new password. */
+function updateCommand(accounts: Command): void {
   common(accounts.command('update'))
     .description('rename an account, set its role or a new password')
     .argument('<id>', 'the account id')
@@ -145,7 +165,10 @@ export function accountsCommand(program: Command): void {
       const a = await clientFor(opts).updateAccount(id, { name: opts.name, role: role(opts.role), password: await password(opts) });
       print(opts, a, () => `Updated ${accountLine(a)}.`);
     });
+}
 
+/** `accounts disable` and `accounts enable`. */
+function statusCommands(accounts: Command): void {
   for (const [command, status, effect] of [
     ['disable', 'disabled', 'its keys are refused at once, on every process'],
     ['enable', 'active', 'its keys work again'],
@@ -158,10 +181,10 @@ export function accountsCommand(program: Command): void {
         print(opts, a, () => `${command === 'disable' ? 'Disabled' : 'Enabled'} ${accountLine(a)}: ${effect}.`);
       });
   }
+}
 
-  limitsCommand(accounts, 'account', (client, id, limits) => client.updateAccount(id, { limits }));
-  budgetCommand(accounts, 'account', (client, id, budget) => client.updateAccount(id, { budget }));
-
+/** `accounts grant`: a token package. */
+function grantCommand(accounts: Command): void {
   expiryOptions(common(accounts.command('grant')), 'package')
     .description('grant a token package to an account')
     .argument('<id>', 'the account id')

@@ -9,7 +9,17 @@ import type { BudgetRequest } from '../api';
 
 export function keysCommand(program: Command): void {
   const keys = program.command('keys').description('create, list, show and revoke API keys');
+  createCommand(keys);
+  listCommand(keys);
+  showCommand(keys);
+  limitsCommand(keys, 'key', (client, id, limits) => client.setKeyLimits(id, limits));
+  budgetCommand(keys, 'key', (client, id, budget) => client.setKeyBudget(id, budget));
+  revokeCommand(keys);
+  packagesCommand(program);
+}
 
+/** `keys create`: a key (in a new account unless one is named); its secret printed once. */
+function createCommand(keys: Command): void {
   budgetOption(limitOptions(expiryOptions(common(keys.command('create')), 'key')), 'the key')
     .description('create a key (in a new account of its own, unless --account names one); its secret is shown once')
     .option('--name <name>', 'a label for the key')
@@ -53,7 +63,10 @@ export function keysCommand(program: Command): void {
         );
       },
     );
+}
 
+/** `keys list`: every key, or one account's. */
+function listCommand(keys: Command): void {
   common(keys.command('list'))
     .description('list keys')
     .option('--account <id>', "only this account's keys")
@@ -81,7 +94,10 @@ export function keysCommand(program: Command): void {
             ),
       );
     });
+}
 
+/** `keys show`: one key with the balance its account offers it, the packages and its usage. */
+function showCommand(keys: Command): void {
   common(keys.command('show'))
     .description("show a key: the balance its account offers it, the account's packages, the key's usage")
     .argument('<id>', 'the key id')
@@ -122,10 +138,10 @@ export function keysCommand(program: Command): void {
         ].join('\n'),
       );
     });
+}
 
-  limitsCommand(keys, 'key', (client, id, limits) => client.setKeyLimits(id, limits));
-  budgetCommand(keys, 'key', (client, id, budget) => client.setKeyBudget(id, budget));
-
+/** `keys revoke`. */
+function revokeCommand(keys: Command): void {
   common(keys.command('revoke'))
     .description('revoke a key; its next request is refused')
     .argument('<id>', 'the key id')
@@ -133,7 +149,10 @@ export function keysCommand(program: Command): void {
       const r = await clientFor(opts).revokeKey(id);
       print(opts, r, () => `Revoked ${r.id} at ${time(r.revoked_at)}.`);
     });
+}
 
+/** `packages grant`: a token package for a key's account. */
+function packagesCommand(program: Command): void {
   const packages = program.command('packages').description('grant token packages');
   expiryOptions(common(packages.command('grant')), 'package')
     .description("grant a token package to a key's account")

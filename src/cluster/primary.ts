@@ -18,6 +18,16 @@ export interface PrimaryOptions {
   logger: Logger;
 }
 
+/** The group's metrics (every worker's, merged) on their own port. */
+async function serveGroupMetrics(aggregator: ReturnType<typeof groupMetricsInPrimary>, port: number, host: string): Promise<Server> {
+  const server = metricsServer({ contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return server;
+}
+
 /** Runs the worker group until it is stopped; resolves to the process's exit code. */
 export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const { logger } = o;
@@ -75,15 +85,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
 
   for (let slot = 1; slot <= o.workers; slot++) fork(slot);
 
-  let metrics: Server | undefined;
-  if (o.metricsPort !== undefined) {
-    const server = metricsServer({ contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() });
-    metrics = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(o.metricsPort, o.host, resolve);
-    });
-  }
+  const metrics = o.metricsPort === undefined ? undefined : await serveGroupMetrics(aggregator, o.metricsPort, o.host);
 
   const onHangup = () => {
     for (const worker of slots.keys()) worker.process.kill('SIGHUP');

@@ -17,7 +17,7 @@ import { sessionCookieValue, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
-import type { StoreGuard } from '../http/store-guard';
+import type { GuardedHandler, StoreGuard } from '../http/store-guard';
 import type { AccountStore } from '../store/ports/account-store';
 import {
   loginRequest,
@@ -51,121 +51,127 @@ const tooMany = (res: Response, retryAfterSeconds: number) =>
   });
 
 export function accountRoutes(deps: AccountRoutesDeps): Router {
-  const { store, sessions, throttle, logger, guard } = deps;
+  const { guard, requireSession } = deps;
   const router = Router();
-  // Verifying against this when the email is unknown takes as long as a real check, so timing tells nothing.
-  let decoy: Promise<string> | undefined;
-  const decoyHash = () => (decoy ??= hashPassword(randomBytes(16).toString('hex')));
-  const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
-
-  router.post(
-    '/register',
-    guard(async (req, res) => {
-      if (deps.registration !== 'open') {
-        return sendError(res, apiError('registration_closed', 'Registration is closed: ask the operator for an account.'));
-      }
-      const parsed = registerRequest.safeParse(req.body ?? {});
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const admission = await throttle.admitRegistration(address(req));
-      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
-      const { email, password, name } = parsed.data;
-      const created = await store.createAccount({
-        email,
-        name: name ?? '',
-        passwordHash: await hashPassword(password),
-        role: 'member',
-        status: 'active',
-      });
-      if (created.kind === 'email_taken') {
-        return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));
-      }
-      // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per hour.
-      logger.info({ accountId: created.account.id }, 'account registered');
-      res.status(201).json(ownAccountObject(created.account));
-    }),
-  );
-
-  router.post(
-    '/login',
-    guard(async (req, res) => {
-      const parsed = loginRequest.safeParse(req.body ?? {});
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const { email, password } = parsed.data;
-      const admission = await throttle.admit(email, address(req));
-      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
-      const account = await store.findAccountByEmail(email);
-      const hash = account?.passwordHash ?? (await decoyHash());
-      const matches = await verifyPassword(password, hash);
-      if (!account || account.passwordHash === null || !matches || account.status !== 'active') {
-        logger.info({ accountId: account?.id }, 'console login refused');
-        return sendError(res, WRONG);
-      }
-      await throttle.succeeded(admission.ticket);
-      // Whatever session cookie came with the request is ended: the login always gets a fresh id (no fixation).
-      await sessions.end(sessionCookieValue(req.headers.cookie));
-      const value = await sessions.start(account);
-      res.setHeader('set-cookie', sessions.cookie(value, { secure: deps.secure(req) }));
-      logger.info({ accountId: account.id }, 'console login');
-      res.json(ownAccountObject(account));
-    }),
-  );
-
-  router.post(
-    '/logout',
-    guard(async (req, res) => {
-      const parsed = logoutRequest.safeParse(req.body ?? {});
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const cookie = sessionCookieValue(req.headers.cookie);
-      if (parsed.data.everywhere) {
-        const session = await sessions.resume(cookie);
-        if (session) await sessions.endAll(session.accountId);
-      } else {
-        await sessions.end(cookie);
-      }
-      res.setHeader('set-cookie', sessions.clearCookie({ secure: deps.secure(req) }));
-      // The model page signs out with a plain form (it runs no script): a browser navigating here goes on to sign-in.
-      if (req.accepts(['application/json', 'text/html']) === 'text/html') return res.redirect(303, '/console/signin');
-      const answer: LoggedOutObject = { logged_out: true };
-      res.json(answer);
-    }),
-  );
-
-  router.post(
-    '/password',
-    deps.requireSession,
-    guard(async (req, res) => {
-      const parsed = passwordChangeRequest.safeParse(req.body ?? {});
-      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
-      const account = sessionAccount(res);
-      // Counted as a login attempt of the account and the address: a stolen session cannot guess the password faster.
-      const admission = await throttle.admit(account.email ?? account.id, address(req));
-      if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
-      if (account.passwordHash === null || !(await verifyPassword(parsed.data.current_password, account.passwordHash))) {
-        logger.info({ accountId: account.id }, 'console password change refused');
-        return sendError(res, WRONG_CURRENT);
-      }
-      const passwordHash = await hashPassword(parsed.data.new_password);
-      // The new hash first: from this moment every session started under the old one is refused (its stamp differs).
-      const updated = await store.updateAccount(account.id, { passwordHash });
-      if (!updated) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
-      const cookie = sessionCookieValue(req.headers.cookie);
-      const ended = await sessions.keepOnly(cookie, updated);
-      await throttle.succeeded(admission.ticket);
-      const created = (res.locals as SessionLocals).sessionCreated;
-      res.setHeader('set-cookie', sessions.cookie(cookie!, { secure: deps.secure(req) }, created));
-      logger.info({ accountId: account.id, sessionsEnded: ended }, 'console password changed');
-      const body: PasswordChangedObject = { password_changed: true, sessions_ended: ended };
-      res.json(body);
-    }),
-  );
-
+  router.post('/register', guard(register(deps)));
+  router.post('/login', guard(login(deps)));
+  router.post('/logout', guard(logout(deps)));
+  router.post('/password', requireSession, guard(changePassword(deps)));
   router.get(
     '/me',
-    deps.requireSession,
+    requireSession,
     guard(async (_req, res) => {
       res.json(meObject(sessionAccount(res)));
     }),
   );
-
   return router;
+}
+
+const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+/** POST /register: a member account, when registration is open; every attempt counts against the address. */
+function register(deps: AccountRoutesDeps): GuardedHandler {
+  const { store, throttle, logger } = deps;
+  return async (req, res) => {
+    if (deps.registration !== 'open') {
+      return sendError(res, apiError('registration_closed', 'Registration is closed: ask the operator for an account.'));
+    }
+    const parsed = registerRequest.safeParse(req.body ?? {});
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const admission = await throttle.admitRegistration(address(req));
+    if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+    const { email, password, name } = parsed.data;
+    const created = await store.createAccount({
+      email,
+      name: name ?? '',
+      passwordHash: await hashPassword(password),
+      role: 'member',
+      status: 'active',
+    });
+    if (created.kind === 'email_taken') {
+      return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));
+    }
+    // Not refunded: a registration costs a scrypt hash and makes an account, so an address gets so many per hour.
+    logger.info({ accountId: created.account.id }, 'account registered');
+    res.status(201).json(ownAccountObject(created.account));
+  };
+}
+
+/** POST /login: a fresh session for a right email and password of an active account; the same 401 otherwise. */
+function login(deps: AccountRoutesDeps): GuardedHandler {
+  const { store, sessions, throttle, logger } = deps;
+  // Verifying against this when the email is unknown takes as long as a real check, so timing tells nothing.
+  let decoy: Promise<string> | undefined;
+  const decoyHash = () => (decoy ??= hashPassword(randomBytes(16).toString('hex')));
+  return async (req, res) => {
+    const parsed = loginRequest.safeParse(req.body ?? {});
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const { email, password } = parsed.data;
+    const admission = await throttle.admit(email, address(req));
+    if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+    const account = await store.findAccountByEmail(email);
+    const hash = account?.passwordHash ?? (await decoyHash());
+    const matches = await verifyPassword(password, hash);
+    if (!account || account.passwordHash === null || !matches || account.status !== 'active') {
+      logger.info({ accountId: account?.id }, 'console login refused');
+      return sendError(res, WRONG);
+    }
+    await throttle.succeeded(admission.ticket);
+    // Whatever session cookie came with the request is ended: the login always gets a fresh id (no fixation).
+    await sessions.end(sessionCookieValue(req.headers.cookie));
+    const value = await sessions.start(account);
+    res.setHeader('set-cookie', sessions.cookie(value, { secure: deps.secure(req) }));
+    logger.info({ accountId: account.id }, 'console login');
+    res.json(ownAccountObject(account));
+  };
+}
+
+/** POST /logout: this session, or every session of the account (`everywhere`). */
+function logout(deps: AccountRoutesDeps): GuardedHandler {
+  const { sessions } = deps;
+  return async (req, res) => {
+    const parsed = logoutRequest.safeParse(req.body ?? {});
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const cookie = sessionCookieValue(req.headers.cookie);
+    if (parsed.data.everywhere) {
+      const session = await sessions.resume(cookie);
+      if (session) await sessions.endAll(session.accountId);
+    } else {
+      await sessions.end(cookie);
+    }
+    res.setHeader('set-cookie', sessions.clearCookie({ secure: deps.secure(req) }));
+    // The model page signs out with a plain form (it runs no script): a browser navigating here goes on to sign-in.
+    if (req.accepts(['application/json', 'text/html']) === 'text/html') return res.redirect(303, '/console/signin');
+    const answer: LoggedOutObject = { logged_out: true };
+    res.json(answer);
+  };
+}
+
+/** POST /password: a new password, checked and throttled as a login; every other session of the account ends. */
+function changePassword(deps: AccountRoutesDeps): GuardedHandler {
+  const { store, sessions, throttle, logger } = deps;
+  return async (req, res) => {
+    const parsed = passwordChangeRequest.safeParse(req.body ?? {});
+    if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+    const account = sessionAccount(res);
+    // Counted as a login attempt of the account and the address: a stolen session cannot guess the password faster.
+    const admission = await throttle.admit(account.email ?? account.id, address(req));
+    if (!admission.admitted) return tooMany(res, admission.retryAfterSeconds);
+    if (account.passwordHash === null || !(await verifyPassword(parsed.data.current_password, account.passwordHash))) {
+      logger.info({ accountId: account.id }, 'console password change refused');
+      return sendError(res, WRONG_CURRENT);
+    }
+    const passwordHash = await hashPassword(parsed.data.new_password);
+    // The new hash first: from this moment every session started under the old one is refused (its stamp differs).
+    const updated = await store.updateAccount(account.id, { passwordHash });
+    if (!updated) return sendError(res, apiError('session_required', 'Log in first: this route needs a console session.'));
+    const cookie = sessionCookieValue(req.headers.cookie);
+    const ended = await sessions.keepOnly(cookie, updated);
+    await throttle.succeeded(admission.ticket);
+    const created = (res.locals as SessionLocals).sessionCreated;
+    res.setHeader('set-cookie', sessions.cookie(cookie!, { secure: deps.secure(req) }, created));
+    logger.info({ accountId: account.id, sessionsEnded: ended }, 'console password changed');
+    const body: PasswordChangedObject = { password_changed: true, sessions_ended: ended };
+    res.json(body);
+  };
 }
