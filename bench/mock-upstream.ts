@@ -135,6 +135,8 @@ function responseEvents(model: string, n: number): string[] {
 }
 
 const server = createServer((req, res) => {
+  // The bench's webhook receiver (BENCH_WEBHOOK_URL): takes each delivery at once.
+  if (req.url === '/webhook') return void req.resume().on('end', () => res.writeHead(204).end());
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {

@@ -186,6 +186,19 @@ async function main(): Promise<void> {
         BENCH_KEY_LIMITS: JSON.stringify({ rpm: 1_000_000_000, tpm: 1_000_000_000, max_concurrent: 1_000_000 }),
       }),
     },
+    {
+      // The same with a webhook endpoint that wants usage.settled, an event per request: what the outbox costs.
+      name: 'tokenmeter-redis-webhooks',
+      label: 'tokenmeter (Redis, usage.settled webhook)',
+      node: true,
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis, usage.settled webhook)', {
+        REDIS_URL: redisUrl,
+        // Keys of its own: the endpoint must not reach the other targets, which share the redis-server.
+        REDIS_PREFIX: 'tmw:',
+        BENCH_WEBHOOK_URL: `${upstreamUrl}/webhook`,
+      }),
+    },
     ...(earlier ? [earlierTarget(earlier, upstreamUrl, redisUrl)] : []),
     {
       name: 'nginx',

@@ -5,7 +5,8 @@
  * primary, as `npm start` would be: the key is made in Redis first, and the ready line waits for every worker.
  * A single process also serves its event-loop delay and GC pauses on a side port (`statsPort`, see loop-stats.ts).
  * BENCH_KEY_LIMITS (JSON, the admin API's `limits`) gives the key rate and concurrency limits, set too high to refuse
- * anything: what checking them costs.
+ * anything: what checking them costs. BENCH_WEBHOOK_URL adds a webhook endpoint there that wants `usage.settled` (an
+ * event per request, the costliest type): what the outbox write and the delivery cost.
  */
 import cluster from 'node:cluster';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { limitsSchema } from '../src/limits/limits';
 import { main as serverMain, start } from '../src/server';
 import { RedisStore } from '../src/store/redis/redis-store';
 import type { Store } from '../src/store/ports/store';
+import { RedisWebhookStore } from '../src/store/redis/redis-webhook-store';
 import './gc-on-signal';
 import { serveLoopStats } from './loop-stats';
 import { BENCH_EMBED_MODEL, BENCH_EMBED_UPSTREAM_MODEL, BENCH_MODEL, BENCH_UPSTREAM_MODEL } from './workload';
@@ -56,6 +58,15 @@ async function benchKey(store: Store): Promise<string> {
   return key.secret;
 }
 
+/** BENCH_WEBHOOK_URL: the endpoint, made before the server starts (so its first requests already write events). */
+async function benchWebhook(env: NodeJS.ProcessEnv): Promise<void> {
+  if (!env.BENCH_WEBHOOK_URL || !env.REDIS_URL) return;
+  const redis = new Redis(env.REDIS_URL);
+  const endpoint = { id: 'we_bench', url: env.BENCH_WEBHOOK_URL, secret: 'whsec_bench', created: 0 };
+  await new RedisWebhookStore(redis, { prefix: env.REDIS_PREFIX }).createEndpoint({ ...endpoint, types: ['usage.settled'] });
+  redis.disconnect();
+}
+
 /** The worker group: the key made through a Redis connection of our own, then the server's own primary. */
 async function group(env: NodeJS.ProcessEnv, workers: number): Promise<void> {
   const store = new RedisStore(new Redis(env.REDIS_URL as string), { prefix: env.REDIS_PREFIX ?? 'tm:' });
@@ -71,6 +82,7 @@ async function group(env: NodeJS.ProcessEnv, workers: number): Promise<void> {
 }
 
 async function single(env: NodeJS.ProcessEnv): Promise<void> {
+  await benchWebhook(env);
   const running = await start(env);
   const secret = await benchKey(running.store);
   const { port } = running.server.address() as AddressInfo;
