@@ -69,11 +69,11 @@ class HostBilling implements ServingStore {
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
-    if (this.ledger.some((r) => r.requestId === s.requestId)) return 'duplicate';
+    if (this.ledger.some((r) => r.requestId === s.requestId)) return { kind: 'duplicate' };
     this.held.delete(s.requestId);
     this.balances.set(s.accountId, (this.balances.get(s.accountId) ?? 0) - s.chargedTokens);
     this.ledger.push(s);
-    return 'settled';
+    return { kind: 'settled', balance: this.balances.get(s.accountId) };
   }
 
   async ping(): Promise<void> {}

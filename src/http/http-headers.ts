@@ -41,11 +41,17 @@ export const NOT_FORWARDABLE: ReadonlySet<string> = new Set([
   'forwarded',
 ]);
 
+/** The charge shown on a metered JSON answer (src/proxy/charge-shown.ts): tokens charged, the balance after. */
+export const CHARGED_HEADER = 'x-tokenmeter-charged-tokens';
+export const BALANCE_HEADER = 'x-tokenmeter-balance-tokens';
+
 /**
  * Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies, and its
- * rate-limit headers, which describe the proxy's own upstream account, not the client's (ours do that).
+ * rate-limit and charge headers, which describe the proxy's own upstream account, not the client's (ours do that).
  */
 const NOT_DOWNSTREAM = new Set([
+  CHARGED_HEADER,
+  BALANCE_HEADER,
   'content-length',
   'content-encoding',
   'set-cookie',

@@ -78,7 +78,7 @@ export class Meter {
     this.onSettle = options.onSettle;
     const leftovers = this.journal?.unsettled() ?? [];
     if (leftovers.length > 0) this.logger.warn({ count: leftovers.length }, 'replaying settlements from the journal');
-    for (const s of leftovers) this.attempt(s, 0);
+    for (const s of leftovers) void this.attempt(s, 0);
   }
 
   /**
@@ -160,9 +160,12 @@ export class Meter {
     return this.pending.size < this.maxPending;
   }
 
-  /** Charges a finished request. Never throws: a store failure queues the settlement for retry. */
-  settle(settlement: Settlement): void {
-    this.attempt(settlement, 0);
+  /**
+   * Charges a finished request. Never rejects: a store failure queues the settlement for retry. Resolves with the
+   * account's balance after the charge when the store took it at once and said (else undefined), for the answer to show.
+   */
+  settle(settlement: Settlement): Promise<number | undefined> {
+    return this.attempt(settlement, 0);
   }
 
   /** Returns a reservation unused. A failure is only logged: the lease returns it on its own. */
@@ -197,21 +200,22 @@ export class Meter {
     this.pending.clear();
   }
 
-  private attempt(settlement: Settlement, attempt: number): void {
+  private attempt(settlement: Settlement, attempt: number): Promise<number | undefined> {
     this.inFlight++;
     this.metrics?.settleBacklog.set(this.backlog());
-    this.store.settle(settlement).then(
+    return this.store.settle(settlement).then(
       (result) => {
         this.pending.delete(settlement.requestId);
         this.forget(settlement.requestId);
-        if (result === 'settled') {
+        if (result.kind === 'settled') {
           this.metrics?.settled(settlement);
           if (this.onSettle) this.tell(this.onSettle, settlement);
         }
-        if (result === 'duplicate' && attempt === 0) {
+        if (result.kind === 'duplicate' && attempt === 0) {
           this.logger.warn({ requestId: settlement.requestId }, 'settlement was already recorded');
         }
         this.done();
+        return result.kind === 'settled' ? result.balance : undefined;
       },
       (err: Error) => {
         this.remember(settlement);
@@ -219,11 +223,12 @@ export class Meter {
         this.logger.error({ requestId: settlement.requestId, attempt, err: err.message }, 'settle failed; will retry');
         const timer = setTimeout(() => {
           this.pending.delete(settlement.requestId);
-          this.attempt(settlement, attempt + 1);
+          void this.attempt(settlement, attempt + 1);
         }, delay);
         timer.unref();
         this.pending.set(settlement.requestId, { settlement, attempt, timer });
         this.done();
+        return undefined;
       },
     );
   }

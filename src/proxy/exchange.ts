@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { apiError, sendError, type ApiError } from '../http/errors';
 import { downstreamResponseHeaders } from '../http/http-headers';
 import { charge } from '../metering/metering';
+import type { ShownCharge } from './charge-shown';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { StreamDialect } from './pipeline/endpoint';
 
@@ -34,6 +35,9 @@ export class Exchange {
   private readonly started = performance.now();
   private streaming = false;
   private told = false;
+  /** A stream's usage line waits for its charge (chargeStream), and whether the upstream's stream has ended. */
+  private charging = false;
+  private upstreamEnded = false;
 
   constructor(
     private readonly deps: ExchangeDeps,
@@ -97,8 +101,10 @@ export class Exchange {
 
   /** The upstream request failed (refused, reset, timed out), before or during the response. */
   fail(err: NodeJS.ErrnoException): void {
-    if (this.finished || this.clientGone) return;
-    if (this.tap) return this.streamBroken(err);
+    if (this.clientGone) return;
+    // A stream may have been charged at its usage line and still be passing what follows it.
+    if (this.tap) return this.res.writableEnded ? undefined : this.streamBroken(err);
+    if (this.finished) return;
     if (this.scan) return this.scanBroken(err);
     if (closedWhileIdle(err, this.upstreamReq?.reusedSocket === true, this.upstreamRes !== undefined, this.timedOut)) {
       // The upstream closed this pooled connection as we reused it: our request never reached it. Send it again; each
@@ -132,7 +138,8 @@ export class Exchange {
   }
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): void {
-    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: this.ctx.hideUsageChunk, dialect });
+    const hide = this.ctx.hideUsageChunk;
+    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: hide, parkUsage: !hide, dialect });
     this.tap = tap;
     const res = this.res;
     res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
@@ -161,15 +168,43 @@ export class Exchange {
         body.pause();
         res.once('drain', resume);
       }
+      if (tap.parked) this.chargeStream(tap, status);
     });
     body.once('end', () => {
-      if (this.finished || this.clientGone) return;
-      res.end(tap.end());
-      this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
+      if (this.clientGone || res.writableEnded) return;
+      this.upstreamEnded = true;
+      // The usage line waits for its charge: the charge's continuation ends the stream.
+      if (this.charging) return;
+      const last = tap.end();
+      if (!tap.parked) {
+        res.end(last);
+        void this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
+        return;
+      }
+      if (last.length > 0) res.write(last);
+      this.chargeStream(tap, status);
     });
     body.once('error', (err: NodeJS.ErrnoException) => this.fail(err));
     proxyRes.once('close', () => {
       if (!proxyRes.complete) this.fail(Object.assign(new Error('upstream closed the stream'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  /**
+   * The answer's whole usage has passed and waits in the tap: charge it now, then send its line showing the charge and
+   * what followed it (ending the stream if the upstream ended meanwhile). Once per stream.
+   */
+  private chargeStream(tap: SseTap, status: number): void {
+    if (this.charging || this.finished) return;
+    this.charging = true;
+    const charged = this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
+    charged?.then((c) => {
+      this.charging = false;
+      const res = this.res;
+      if (this.clientGone || res.writableEnded) return;
+      const out = tap.unpark(c);
+      if (this.upstreamEnded) res.end(out.length > 0 ? Buffer.concat([out, tap.end()]) : tap.end());
+      else if (out.length > 0) res.write(out);
     });
   }
 
@@ -202,7 +237,8 @@ export class Exchange {
 
   /** A JSON answer relayed as it arrives, scanned on bytes for its usage (embeddings: megabytes of floats). */
   private relayScan(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    this.scan = relayScanned(this.res, status, proxyRes, body, this.ctx.model, this.ctx.answer, this.host);
+    const { model, answer } = this.ctx;
+    this.scan = relayScanned(this.res, status, proxyRes, body, this.deps.upstreamResponseLimit, model, answer, this.host);
   }
 
   /** A scanned answer broke off after it began: the client's response is cut, the work the upstream did charged. */
@@ -250,9 +286,12 @@ export class Exchange {
     this.end();
   }
 
-  /** Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). */
-  private settle(usage: Usage | undefined, status: number, estimate: () => number): void {
-    if (this.finished) return;
+  /**
+   * Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). Resolves
+   * with the charge to show once the store took it (its balance undefined when the store did not say at once).
+   */
+  private settle(usage: Usage | undefined, status: number, estimate: () => number): Promise<ShownCharge> | undefined {
+    if (this.finished) return undefined;
     this.finished = true;
     const estimated = usage === undefined;
     const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens();
@@ -261,7 +300,7 @@ export class Exchange {
     const reasoningTokens = usage?.reasoningTokens ?? 0;
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
-    this.deps.meter.settle({
+    const balance = this.deps.meter.settle({
       accountId: this.ctx.accountId,
       keyId: this.ctx.keyId,
       requestId: this.ctx.requestId,
@@ -279,6 +318,7 @@ export class Exchange {
     this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'settle', tokens: chargedTokens });
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();
+    return balance.then((b) => ({ chargedTokens, balance: b }));
   }
 
   /** Marks the exchange finished: stops the lease renewal and the active-stream count. */

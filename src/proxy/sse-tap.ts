@@ -5,6 +5,7 @@
  * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
  * Each line is read once, up to the end of its top-level object, with no search for a longer needle than one byte.
  */
+import { addChargeFields, type ShownCharge } from './charge-shown';
 import { bytesEqual } from './model-rewriter';
 import type { LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
@@ -17,6 +18,11 @@ export interface SseTapOptions {
   model: Buffer;
   /** Drop the usage-only chunk (`choices: []`): the client did not ask for usage, we did. */
   dropUsageChunk: boolean;
+  /**
+   * Hold back the line with the answer's whole usage (and all after it) once it arrives (`parked`), until `unpark`
+   * gets the charge for its usage to show. Only for a client that gets that line.
+   */
+  parkUsage?: boolean;
   /** The endpoint's stream: where its usage, output text and model name are. */
   dialect: StreamDialect;
 }
@@ -28,6 +34,7 @@ const COLON = 0x3a;
 const DATA_LENGTH = 'data:'.length;
 const DONE = Buffer.from('[DONE]');
 const EMPTY = Buffer.alloc(0);
+const NEWLINE = Buffer.from('\n');
 /** What a line's inspection decided: pass it as it is, or drop it with its newline; otherwise where to splice. */
 const KEEP = -1;
 const DROP = -2;
@@ -39,8 +46,18 @@ export class SseTap {
   done = false;
   /** The id the usage line names (a stored response's), once it has passed. */
   answerId: string | undefined;
+  /** Whether the usage line is held back, waiting for its charge (`unpark`). */
+  get parked(): boolean {
+    return this.parkedLine !== undefined;
+  }
   /** Bytes of an unfinished last line, held until its newline arrives. */
   private held: Buffer | undefined;
+  /** The parked usage line (model id in place, without its newline) and every byte that came after it. */
+  private parkedLine: Buffer | undefined;
+  private afterParked: Buffer[] = [];
+  /** Set by `inspect` when the line it read is the one to park; at most once per stream. */
+  private parking = false;
+  private parkedOnce = false;
   private skipBlank = false;
   private readonly text: StreamedText;
   private readonly scan: LineScan;
@@ -58,6 +75,10 @@ export class SseTap {
    * changing, that is the chunk itself (or a slice of it), not a copy.
    */
   push(chunk: Buffer): Buffer {
+    if (this.parkedLine !== undefined) {
+      this.afterParked.push(chunk);
+      return EMPTY;
+    }
     const data = this.held === undefined ? chunk : Buffer.concat([this.held, chunk]);
     const last = data.lastIndexOf(NL);
     if (last === -1) {
@@ -74,6 +95,7 @@ export class SseTap {
     this.held = undefined;
     if (rest === undefined) return EMPTY;
     const at = this.inspect(rest, 0, rest.length);
+    if (this.parking) return this.park(rest, 0, rest.length, at, undefined, 0);
     if (at === KEEP) return rest;
     if (at === DROP) return EMPTY;
     return Buffer.concat([rest.subarray(0, at), this.options.model, rest.subarray(this.modelEnd)]);
@@ -82,6 +104,19 @@ export class SseTap {
   /** Drops an unterminated last line when the upstream broke: half an event is worse than none. */
   abandon(): void {
     this.held = undefined;
+    this.parkedLine = undefined;
+    this.afterParked = [];
+  }
+
+  /** The parked usage line showing the charge, then what came after it, as `push` would have passed it. */
+  unpark(charge: ShownCharge): Buffer {
+    const line = this.parkedLine;
+    if (line === undefined) return EMPTY;
+    this.parkedLine = undefined;
+    const after = this.afterParked;
+    this.afterParked = [];
+    const rest = after.length === 0 ? EMPTY : this.push(after.length === 1 ? after[0] : Buffer.concat(after));
+    return Buffer.concat([this.showCharge(line, charge), NEWLINE, rest]);
   }
 
   /** The event that ends this stream's client when the upstream broke off. */
@@ -102,6 +137,7 @@ export class SseTap {
     for (let start = 0; start < end;) {
       const nl = data.indexOf(NL, start);
       const at = this.inspect(data, start, nl);
+      if (this.parking) return this.park(data, start, nl, at, pieces, kept, end);
       if (at !== KEEP) {
         pieces ??= [];
         if (at === DROP) {
@@ -117,6 +153,39 @@ export class SseTap {
     if (pieces === undefined) return end === data.length ? data : data.subarray(0, end);
     if (kept < end) pieces.push(data.subarray(kept, end));
     return Buffer.concat(pieces);
+  }
+
+  /**
+   * Parks the line `data[start, nl)` (its model id spliced at `at`, unless KEEP) and the bytes after it up to `end`
+   * and the held rest; returns the output before it (`pieces` and data[kept, start)).
+   */
+  private park(data: Buffer, start: number, nl: number, at: number, pieces: Buffer[] | undefined, kept: number, end = nl): Buffer {
+    this.parking = false;
+    this.parkedOnce = true;
+    this.parkedLine = at === KEEP ? data.subarray(start, nl) : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
+    if (nl + 1 < end) this.afterParked.push(data.subarray(nl + 1, end));
+    if (this.held !== undefined) this.afterParked.push(this.held);
+    this.held = undefined;
+    if (pieces === undefined) return data.subarray(0, start);
+    if (kept < start) pieces.push(data.subarray(kept, start));
+    return Buffer.concat(pieces);
+  }
+
+  /** The parked line with the charge's fields in its usage (parsed again: once per stream, the model id in place). */
+  private showCharge(line: Buffer, charge: ShownCharge): Buffer {
+    let from = DATA_LENGTH;
+    if (line[from] === SPACE) from++;
+    const cr = line[line.length - 1] === CR;
+    let event: Record<string, unknown>;
+    try {
+      event = JSON.parse(line.toString('utf8', from, cr ? line.length - 1 : line.length)) as Record<string, unknown>;
+    } catch {
+      return line; // parsed once already, the model id spliced in is a JSON string: not reached
+    }
+    const usage = this.options.dialect.shownUsage(event);
+    if (usage === undefined) return line;
+    addChargeFields(usage, charge);
+    return Buffer.from(`data: ${JSON.stringify(event)}${cr ? '\r' : ''}`);
   }
 
   /** Reads the line `data[start, end)` (without its newline) for what metering needs, and says what to do with it. */
@@ -160,7 +229,11 @@ export class SseTap {
     const dialect = this.options.dialect;
     const event = chunk as Record<string, unknown>;
     const usage = dialect.usage(event);
-    if (usage) this.usage = usage;
+    if (usage) {
+      this.usage = usage;
+      const o = this.options;
+      if (o.parkUsage && !o.dropUsageChunk && !this.parkedOnce && dialect.shownUsage(event) !== undefined) this.parking = true;
+    }
     this.answerId ??= dialect.answerId?.(event);
     return dialect.usageOnly(event);
   }

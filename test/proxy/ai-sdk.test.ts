@@ -4,7 +4,7 @@
  * they report is what the store charged.
  */
 import { createOpenAI } from '@ai-sdk/openai';
-import { OpenAIEmbeddings } from '@langchain/openai';
+import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import { embed, embedMany, generateText, streamText } from 'ai';
 import { TOKENS_PER_TEXT } from '../helpers/endpoint-replies';
 import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores';
@@ -67,6 +67,42 @@ describe('the Vercel AI SDK and LangChain', () => {
     expect(many.embeddings).toHaveLength(3);
     expect(many.usage.tokens).toBe(3 * TOKENS_PER_TEXT);
     expect(await spent(key, 10_000)).toBe(4 * TOKENS_PER_TEXT);
+  });
+
+  it('the chat and completion providers, plain and streamed (their usage chunk carrying the charge): text and usage', async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const openai = createOpenAI({ apiKey: key.secret, baseURL: proxy.baseURL });
+    for (const model of [openai.chat(MODEL), openai.completion(MODEL)]) {
+      const plain = await generateText({ model, prompt: 'Say hello.' });
+      expect(plain.text).toBe(words(5).join(''));
+      expect(plain.usage).toMatchObject({ outputTokens: 5 });
+      const streamed = streamText({ model, prompt: 'Say hello.' });
+      let text = '';
+      for await (const delta of streamed.textStream) text += delta;
+      expect(text).toBe(words(5).join(''));
+      expect(await streamed.usage).toMatchObject({ outputTokens: 5 });
+      expect(upstream.calls.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    }
+    await settled(proxy);
+    expect(await s.store.usage({ keyId: key.id, limit: 10 })).toHaveLength(4);
+  });
+
+  it("LangChain's ChatOpenAI, invoked and streamed with usage (which carries the charge): text and usage", async () => {
+    const key = await keyWithTokens(s.store, 10_000);
+    const chat = new ChatOpenAI({ model: MODEL, apiKey: key.secret, configuration: { baseURL: proxy.baseURL }, streamUsage: true });
+    const answer = await chat.invoke('Say hello.');
+    expect(answer.content).toBe(words(5).join(''));
+    expect(answer.usage_metadata).toMatchObject({ input_tokens: 9, output_tokens: 5 });
+    let text = '';
+    let usage: unknown;
+    for await (const chunk of await chat.stream('Say hello.')) {
+      text += String(chunk.content);
+      if (chunk.usage_metadata) usage = chunk.usage_metadata;
+    }
+    expect(text).toBe(words(5).join(''));
+    expect(usage).toMatchObject({ input_tokens: 9, output_tokens: 5 });
+    expect(upstream.calls.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    expect(await spent(key, 10_000)).toBe(2 * (9 + 5));
   });
 
   it("LangChain's OpenAIEmbeddings: documents and a query embedded, each charged", async () => {

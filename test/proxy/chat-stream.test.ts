@@ -35,14 +35,15 @@ function rawPost(
 }
 
 /** What the upstream would have sent a client that did not ask for usage, with our model id. */
-function expectedStream(tokens: string[], withUsage: boolean): string {
+/** `shown`: the charge the usage chunk carries (the charged tokens and the balance after). */
+function expectedStream(tokens: string[], withUsage: boolean, shown?: { charged: number; balance: number }): string {
   const chunk = (delta: object, finish: string | null) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }], usage: null })}\n\n`;
   let out = chunk({ role: 'assistant', content: '' }, null);
   for (const t of tokens) out += chunk({ content: t }, null);
   out += chunk({}, 'stop');
   if (withUsage) {
-    out += `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length } })}\n\n`;
+    out += `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1700000000, model: MODEL, choices: [], usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: tokens.length, total_tokens: PROMPT_TOKENS + tokens.length, ...(shown && { tokenmeter_charged_tokens: shown.charged, tokenmeter_balance_tokens: shown.balance }) } })}\n\n`;
   }
   return `${out}data: [DONE]\n\n`;
 }
@@ -70,10 +71,11 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
     expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - PROMPT_TOKENS - 5);
   });
 
-  it('keeps the usage chunk when the client asked for it', async () => {
+  it('keeps the usage chunk when the client asked for it, with the charge and the balance after it', async () => {
     const key = await keyWithTokens(t.s.store, 10_000);
     const res = await rawPost(t.proxy.url, key.secret, chatBody({ stream: true, stream_options: { include_usage: true } }));
-    expect(res.text).toBe(expectedStream(words(5), true));
+    const charged = PROMPT_TOKENS + 5;
+    expect(res.text).toBe(expectedStream(words(5), true, { charged, balance: 10_000 - charged }));
   });
 
   it('passes the first chunk on before the upstream has finished', async () => {

@@ -52,7 +52,14 @@ describe('the official openai SDK', () => {
       if (chunk.usage) usage = chunk.usage;
     }
     expect(text).toBe(words(5).join(''));
-    expect(usage).toEqual({ prompt_tokens: PROMPT_TOKENS, completion_tokens: 5, total_tokens: PROMPT_TOKENS + 5 });
+    const charged = PROMPT_TOKENS + 5;
+    expect(usage).toEqual({
+      prompt_tokens: PROMPT_TOKENS,
+      completion_tokens: 5,
+      total_tokens: charged,
+      tokenmeter_charged_tokens: charged,
+      tokenmeter_balance_tokens: 10_000 - charged,
+    });
     await settled(proxy);
     expect(10_000 - (await s.store.getKey(key.id))!.balance).toBe(usage!.total_tokens);
   });

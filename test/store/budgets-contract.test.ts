@@ -79,8 +79,8 @@ describe.each(storeKinds)('%s store: budgets', (kind) => {
     const key = await budgetKey({ tokens: 1_000, period: 'week' });
     await s.store.reserve(req(key, 'r1'));
     await s.store.reserve(req(key, 'r2'));
-    expect(await s.store.settle(settlement(key, 'r1', 40))).toBe('settled');
-    expect(await s.store.settle(settlement(key, 'r1', 40))).toBe('duplicate');
+    expect(await s.store.settle(settlement(key, 'r1', 40))).toMatchObject({ kind: 'settled' });
+    expect(await s.store.settle(settlement(key, 'r1', 40))).toEqual({ kind: 'duplicate' });
     await s.store.release(key.accountId, 'r2');
     expect((await s.store.getKey(key.id))?.budget).toMatchObject({ spent: 40, reserved: 0 });
     // An upstream that reports more than was reserved is charged in full, and the budget says so.

@@ -36,11 +36,11 @@ describe('MemoryStore', () => {
     const store = new MemoryStore({ now: () => now, settleDedupSeconds: 60 });
     const key = await keyWithTokens(store, 10_000);
     const s = settlement(key, 'r1');
-    expect(await store.settle(s)).toBe('settled');
+    expect(await store.settle(s)).toMatchObject({ kind: 'settled' });
     now += 59_000;
-    expect(await store.settle(s)).toBe('duplicate');
+    expect(await store.settle(s)).toEqual({ kind: 'duplicate' });
     now += 2_000;
-    expect(await store.settle({ ...s, requestId: 'r2' })).toBe('settled');
-    expect(await store.settle(s)).toBe('settled');
+    expect(await store.settle({ ...s, requestId: 'r2' })).toMatchObject({ kind: 'settled' });
+    expect(await store.settle(s)).toMatchObject({ kind: 'settled' });
   });
 });

@@ -163,7 +163,7 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
     it('charges the actual usage, refunds the rest of the reservation and writes one ledger record', async () => {
       const k = await keyWithTokens(s.store, 1000);
       await s.store.reserve(reserveReq(k, 'r1'));
-      expect(await s.store.settle(settlement(k, 'r1', 42, { promptTokens: 12, completionTokens: 30, stream: true }))).toBe('settled');
+      expect(await s.store.settle(settlement(k, 'r1', 42, { promptTokens: 12, completionTokens: 30, stream: true }))).toEqual({ kind: 'settled', balance: 958 });
       const state = await s.store.getKey(k.id);
       expect(state).toMatchObject({ balance: 958, reserved: 0 });
       expect(state!.usage).toEqual({
@@ -189,12 +189,24 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       });
     });
 
+    it("answers the account's balance after the charge: packages left, less debt and the other requests' reservations", async () => {
+      const k = await keyWithTokens(s.store, 1000);
+      await s.store.reserve(reserveReq(k, 'r1'));
+      await s.store.reserve(reserveReq(k, 'other'));
+      const { reserved } = (await s.store.getKey(k.id))!;
+      const result = await s.store.settle(settlement(k, 'r1', 0));
+      const after = await s.store.getKey(k.id);
+      expect(result).toEqual({ kind: 'settled', balance: after!.balance });
+      expect(after!.balance).toBe(1000 - (after!.reserved));
+      expect(after!.reserved).toBeLessThan(reserved);
+    });
+
     it('charges exactly once when a settle is retried', async () => {
       const k = await keyWithTokens(s.store, 1000);
       await s.store.reserve(reserveReq(k, 'r1'));
       const first = await s.store.settle(settlement(k, 'r1', 50));
       const again = await Promise.all([s.store.settle(settlement(k, 'r1', 50)), s.store.settle(settlement(k, 'r1', 50))]);
-      expect([first, ...again]).toEqual(['settled', 'duplicate', 'duplicate']);
+      expect([first, ...again]).toMatchObject([{ kind: 'settled' }, { kind: 'duplicate' }, { kind: 'duplicate' }]);
       expect((await s.store.getKey(k.id))!.balance).toBe(950);
       expect(await s.store.usage({ keyId: k.id, limit: 100 })).toHaveLength(1);
     });
@@ -203,7 +215,7 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       const k = await keyWithTokens(s.store, 100);
       await s.store.reserve(reserveReq(k, 'r1', { leaseMs: 50 }));
       await sleep(80);
-      await s.store.settle(settlement(k, 'r1', 130));
+      expect(await s.store.settle(settlement(k, 'r1', 130))).toEqual({ kind: 'settled', balance: -30 });
       expect(await s.store.getKey(k.id)).toMatchObject({ balance: -30, debt: 30, reserved: 0 });
       expect(await s.store.reserve(reserveReq(k, 'r2'))).toEqual({ kind: 'insufficient_quota', available: -30, limitedBy: 'account' });
       const pkg = granted(await s.store.grantPackage(k.accountId, { tokens: 100, expiresAt: null }));
@@ -261,8 +273,8 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       const ref = { id: null, accountId: id };
       expect(await s.store.reserve(reserveReq(ref, 'r1'))).toEqual({ kind: 'reserved', allowance: 100, amount: 110 });
       expect(await s.store.renew(id, 'r1', 60_000)).toBe(true);
-      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('settled');
-      expect(await s.store.settle(settlement(ref, 'r1', 40))).toBe('duplicate');
+      expect(await s.store.settle(settlement(ref, 'r1', 40))).toMatchObject({ kind: 'settled' });
+      expect(await s.store.settle(settlement(ref, 'r1', 40))).toEqual({ kind: 'duplicate' });
       expect(await s.store.getAccount(id)).toMatchObject({ balance: 960, reserved: 0 });
       expect(await s.store.usage({ accountId: id, limit: 10 })).toMatchObject([{ requestId: 'r1', accountId: id, keyId: null }]);
       expect(await s.store.reserve(reserveReq({ id: null, accountId: 'acc_missing' }, 'r2'))).toEqual({ kind: 'account_not_found' });

@@ -108,8 +108,8 @@ describe('RedisStore.migrate on a store written before accounts', () => {
 
   it('settles the reservation in flight at the upgrade once, and still refuses settlements made before it', async () => {
     const store = newStore();
-    expect(await store.settle(settled(rich, 'r2', 200))).toBe('duplicate');
-    expect(await store.settle(settled(rich, 'open', 60))).toBe('settled');
+    expect(await store.settle(settled(rich, 'r2', 200))).toEqual({ kind: 'duplicate' });
+    expect(await store.settle(settled(rich, 'open', 60))).toMatchObject({ kind: 'settled' });
     expect(await store.getAccount(rich)).toMatchObject({ balance: 1500 - 350 - 60, reserved: 0 });
     expect(await store.getKey(rich)).toMatchObject({ reserved: 0, spentTokens: 410 });
   });

@@ -6,7 +6,7 @@ import { TopLevelScan } from '../model-rewriter';
 import { completionTextTokens } from '../response-usage';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
 import { withStreamUsage } from './stream-usage';
-import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
+import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
 
 /** The string values of the fields whose streamed text is completion output. */
 const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
@@ -15,6 +15,7 @@ const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:
 export const chatStream: StreamDialect = {
   usage: chunkUsage,
   usageOnly: choicesEmpty,
+  shownUsage: usageChunkUsage,
   textFields: TEXT_FIELDS,
   scanner: () => new TopLevelScan(),
   errorEvent: dataErrorEvent,

@@ -9,7 +9,7 @@ import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
 import { countText } from '../../metering/estimate';
 import { TopLevelScan } from '../model-rewriter';
 import type { Endpoint } from '../pipeline/endpoint';
-import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage } from './openai-usage';
+import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
 import { withStreamUsage } from './stream-usage';
 
 /** OpenAI's `max_tokens` when a completions request names none. */
@@ -53,6 +53,7 @@ export const completionsEndpoint: Endpoint<CompletionsRequest> = {
     stream: {
       usage: chunkUsage,
       usageOnly: choicesEmpty,
+      shownUsage: usageChunkUsage,
       textFields: TEXT_FIELDS,
       scanner: () => new TopLevelScan(),
       errorEvent: dataErrorEvent,

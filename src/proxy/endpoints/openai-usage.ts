@@ -35,4 +35,13 @@ export const chunkUsage = (event: Record<string, unknown>): Usage | undefined =>
 /** A chunk with `choices: []` carries nothing but its usage. */
 export const choicesEmpty = (event: Record<string, unknown>): boolean => Array.isArray(event.choices) && event.choices.length === 0;
 
+/** The usage object of a usage-only chunk (`choices: []`): the stream's whole usage. */
+export const usageChunkUsage = (event: Record<string, unknown>): Record<string, unknown> | undefined =>
+  choicesEmpty(event) ? usageObject(event.usage) : undefined;
+
+/** `usage` when it is an object. */
+export function usageObject(usage: unknown): Record<string, unknown> | undefined {
+  return typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? (usage as Record<string, unknown>) : undefined;
+}
+
 export { midStreamErrorEvent as dataErrorEvent };

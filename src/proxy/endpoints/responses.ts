@@ -13,7 +13,7 @@ import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
 import { ResponseEventScan } from '../response-model';
-import { inputOutputUsage } from './openai-usage';
+import { inputOutputUsage, usageObject } from './openai-usage';
 import { responseItemsRefusal, upstreamInput } from './response-items';
 
 /** The string values that are output text in a Responses stream: every `*.delta` event's `delta`. */
@@ -58,6 +58,7 @@ function errorEvent(timedOut: boolean): string {
 export const responsesStream: StreamDialect = {
   usage: (event) => inputOutputUsage(lastResponse(event)?.usage),
   usageOnly: () => false,
+  shownUsage: (event) => usageObject(lastResponse(event)?.usage),
   answerId: (event) => idOf(lastResponse(event)),
   textFields: DELTAS,
   scanner: () => new ResponseEventScan(),

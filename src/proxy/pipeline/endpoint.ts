@@ -44,6 +44,11 @@ export interface StreamDialect {
   usage(event: Record<string, unknown>): Usage | undefined;
   /** Whether that line carries nothing but usage (dropped when only we asked for it). */
   usageOnly(event: Record<string, unknown>): boolean;
+  /**
+   * The usage object of a line whose usage is the answer's whole (the stream's last word on it), which then shows the
+   * charge (charge-shown.ts); undefined for any other line.
+   */
+  shownUsage(event: Record<string, unknown>): Record<string, unknown> | undefined;
   /** The id of the answer (a stored response's), when the usage line names one. */
   answerId?(event: Record<string, unknown>): string | undefined;
   /** Matches the JSON string values that are output text in the stream's data lines (group 1: the raw value). */

@@ -130,7 +130,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
     const nowMs = this.now();
     const markerExpiry = acc.settled.get(s.requestId);
-    if (markerExpiry !== undefined && markerExpiry > nowMs) return 'duplicate';
+    if (markerExpiry !== undefined && markerExpiry > nowMs) return { kind: 'duplicate' };
     this.purge(acc);
     const held = this.dropReservation(acc, s.requestId);
     const key = this.keyOf(s.keyId);
@@ -168,7 +168,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
     acc.settled.set(s.requestId, nowMs + this.dedupMs);
     if (this.wants.types.size > 0) this.settledEvents(acc, s, budgets);
-    return 'settled';
+    return { kind: 'settled', balance: this.available(acc) };
   }
 
   async ping(): Promise<void> {}

@@ -93,7 +93,12 @@ export interface UsageQuery {
   limit: number;
 }
 
-export type SettleResult = 'settled' | 'duplicate';
+/**
+ * `settled`, with the account's balance after the charge as its views show it (unexpired package remainders, less
+ * debt and open reservations; negative in debt), which the answer then shows; a host's store may leave it out.
+ * `duplicate`: the request was already charged, nothing changed.
+ */
+export type SettleResult = { kind: 'settled'; balance?: number } | { kind: 'duplicate' };
 
 /**
  * Settled-request markers are kept this long, so a settle retried within it (after a lost reply, or replayed from

@@ -16,6 +16,8 @@ import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 import * as eventScripts from './scripts/event-scripts';
 import * as meteringScripts from './scripts/metering-scripts';
 
+const DUPLICATE: SettleResult = { kind: 'duplicate' };
+
 export abstract class RedisMetering extends RedisOutbox implements MeteringStore {
   private readonly meteringScripts;
 
@@ -115,9 +117,9 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     ];
     // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
     const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);
-    const [tag] = tuple(reply, 'SETTLE');
-    if (tag === 'ok') return 'settled';
-    if (tag === 'duplicate') return 'duplicate';
+    const [tag, , balance] = tuple(reply, 'SETTLE');
+    if (tag === 'ok') return { kind: 'settled', balance: Number(balance) };
+    if (tag === 'duplicate') return DUPLICATE;
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
   }
 

@@ -161,7 +161,8 @@ return 1
  * to the charged tokens; their budgets are charged (budget_charge).
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
  * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
- * and the totals take these two only when not 0). Reply: {'ok', stream id} | {'duplicate'}.
+ * and the totals take these two only when not 0). Reply: {'ok', stream id, the account's balance after the charge
+ * (live packages less debt and open reservations)} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
 if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
@@ -177,14 +178,18 @@ if flags.key_bg ~= '' or flags.account_bg ~= '' then
   if b then budget_charge(b, counted[2], charged) end
 end
 local left = tonumber(ARGV[2])
+-- What the live packages hold after the charge, for the reply's balance (read on the way when packages are charged).
+local unspent
 if left > 0 then
   local flat = redis.call('HGETALL', KEYS[3])
   local live = {}
+  unspent = 0
   for i = 1, #flat, 2 do
     local rem, exp, rest = string.match(flat[i + 1], '^(%d+):(%d+)(.*)$')
     rem, exp = tonumber(rem), tonumber(exp)
     if rem > 0 and (exp == 0 or exp > now_s) then
       live[#live + 1] = { id = flat[i], rem = rem, exp = exp, rest = rest, order = exp == 0 and math.huge or exp }
+      unspent = unspent + rem
     end
   end
   table.sort(live, function(a, b)
@@ -196,9 +201,12 @@ if left > 0 then
     local pkg = live[i]
     local take = math.min(left, pkg.rem)
     left = left - take
+    unspent = unspent - take
     redis.call('HSET', KEYS[3], pkg.id, string.format('%d:%d', pkg.rem - take, pkg.exp) .. pkg.rest)
   end
   if left > 0 then redis.call('HINCRBY', KEYS[1], 'debt', left) end
+else
+  unspent = live_balance(KEYS[3])
 end
 local entry = {'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
   'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[15]}
@@ -221,5 +229,6 @@ if ARGV[10] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSET', KEYS[2], 'last_used', now_s)
 end
 redis.call('SET', KEYS[6], id, 'EX', ARGV[9])
-return {'ok', id}
+local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved')
+return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}
 `;

@@ -1,0 +1,29 @@
+/**
+ * The charge, shown to the client: a metered JSON answer's headers, and the extra fields of a stream's usage, say the
+ * tokens the request was charged and the account's balance after it (the numbers of its ledger record). Header names
+ * are lower case; the usage fields carry a prefix that no SDK reads.
+ */
+import type { OutgoingHttpHeaders } from 'node:http';
+import { BALANCE_HEADER, CHARGED_HEADER } from '../http/http-headers';
+
+export { BALANCE_HEADER, CHARGED_HEADER };
+export const CHARGED_FIELD = 'tokenmeter_charged_tokens';
+export const BALANCE_FIELD = 'tokenmeter_balance_tokens';
+
+/** What a settled request was charged, and the balance after it (undefined when the store could not say at once). */
+export interface ShownCharge {
+  chargedTokens: number;
+  balance: number | undefined;
+}
+
+/** Adds the charge headers to a head about to be written (no balance header when the balance is unknown). */
+export function addChargeHeaders(headers: OutgoingHttpHeaders, c: ShownCharge): void {
+  headers[CHARGED_HEADER] = String(c.chargedTokens);
+  if (c.balance !== undefined) headers[BALANCE_HEADER] = String(c.balance);
+}
+
+/** Adds the charge fields to a stream's usage object. */
+export function addChargeFields(usage: Record<string, unknown>, c: ShownCharge): void {
+  usage[CHARGED_FIELD] = c.chargedTokens;
+  if (c.balance !== undefined) usage[BALANCE_FIELD] = c.balance;
+}
