@@ -1,7 +1,7 @@
 /** A served model as `/v1/models` and the console list it: the OpenAI model object plus limits, capabilities, pricing. */
 import { z } from 'zod';
 import { ENDPOINTS } from '../catalog/endpoints';
-import { SAMPLING_PARAMETERS, type Model } from '../catalog/models';
+import { SAMPLING_PARAMETERS, servesEmbeddingsOnly, type Model } from '../catalog/models';
 
 export const modelSchema = z.strictObject({
   id: z.string(),
@@ -19,6 +19,12 @@ export const modelSchema = z.strictObject({
   }),
   /** The endpoints it serves. */
   endpoints: z.array(z.enum(ENDPOINTS)),
+  /**
+   * What one token draws from a token package (the models file's `quota_weight`): a prompt token, a prompt token the
+   * upstream served from its cache, a completion token. 4 drains a package four times as fast as 1. No `output` for
+   * a model that serves embeddings alone.
+   */
+  quota_weight: z.strictObject({ input: z.number(), cached_input: z.number(), output: z.number().optional() }),
   /**
    * Per million tokens (`cached_input` only where it differs from `input`); null: not priced. No `output` for a model
    * that serves embeddings alone.
@@ -52,8 +58,14 @@ export function modelObject(m: Model): ModelObject {
       sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
     },
     endpoints: [...m.endpoints],
+    quota_weight: weightObject(m),
     pricing: m.pricing ? pricingObject(m.pricing) : null,
   };
+}
+
+function weightObject(m: Model): ModelObject['quota_weight'] {
+  const input = { input: m.inputWeight, cached_input: m.cachedInputWeight };
+  return servesEmbeddingsOnly(m.endpoints) ? input : { ...input, output: m.outputWeight };
 }
 
 function pricingObject(p: NonNullable<Model['pricing']>): NonNullable<ModelObject['pricing']> {

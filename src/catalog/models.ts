@@ -156,6 +156,11 @@ export interface Model {
   ownedBy: string;
 }
 
+/** A model that serves embeddings alone produces no output tokens: it has no output price or weight to show. */
+export function servesEmbeddingsOnly(endpoints: ReadonlySet<EndpointName>): boolean {
+  return endpoints.size === 1 && endpoints.has('embeddings');
+}
+
 export interface Catalog {
   /** A model by id or alias. */
   get(idOrAlias: string): Model | undefined;
@@ -217,7 +222,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
     const caps = m.capabilities;
     const endpoints = new Set(m.endpoints ?? DEFAULT_ENDPOINTS);
-    const embeddingsOnly = endpoints.size === 1 && endpoints.has('embeddings');
+    const embeddingsOnly = servesEmbeddingsOnly(endpoints);
     if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
     const upstreamModel = m.upstream_model ?? m.id;
     const model: Model = {

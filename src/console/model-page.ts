@@ -45,6 +45,24 @@ function price(p: ModelObject['pricing']): Html {
     <span class="muted">per million tokens</span>`;
 }
 
+/**
+ * What one token draws from a token package (the model's quota weights): what the buyer of a package compares, since
+ * a model that draws 4 per output token drains a package four times as fast as one that draws 1.
+ */
+function drawn(w: ModelObject['quota_weight']): Html {
+  const amount = (v: number) => `${v.toLocaleString('en-US', { maximumFractionDigits: 4 })} package ${v === 1 ? 'token' : 'tokens'}`;
+  const pair = (label: string, v: number) =>
+    html`<div>
+      <dt>${label}</dt>
+      <dd>${amount(v)}</dd>
+    </div>`;
+  return html`<dl class="pairs">
+      ${pair('Input', w.input)} ${w.cached_input !== w.input ? pair('Cached input', w.cached_input) : ''}
+      ${w.output === undefined ? '' : pair('Output', w.output)}
+    </dl>
+    <span class="muted">per token</span>`;
+}
+
 /** The endpoints a model serves, by path. */
 function endpointList(endpoints: readonly EndpointName[]): Html {
   return html`<ul class="plain">
@@ -83,6 +101,7 @@ function modelRow(m: ModelObject): Html {
         </div>
       </dl>
     </td>
+    <td data-label="Draws from a package">${drawn(m.quota_weight)}</td>
     <td data-label="Pricing">${price(m.pricing)}</td>
   </tr>`;
 }
@@ -107,6 +126,7 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
                 <th scope="col">Most output</th>
                 <th scope="col">Endpoints</th>
                 <th scope="col">Capabilities</th>
+                <th scope="col">Draws from a package</th>
                 <th scope="col">Pricing</th>
               </tr>
             </thead>
@@ -131,7 +151,7 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
           <p>
             Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to the endpoints it
             lists: <code>POST /v1/chat/completions</code>, <code>/v1/completions</code>, <code>/v1/embeddings</code> or
-            <code>/v1/responses</code>.
+            <code>/v1/responses</code>. A token package pays for every model: what one token draws from it differs by model.
           </p>
           ${body}
         </main>

@@ -202,8 +202,12 @@ describe('model catalog (redis store)', () => {
         context_length: 8192,
         max_output_tokens: 1024,
         capabilities: { tools: true, json_mode: true, vision: true, developer_role: true },
+        quota_weight: { input: 1, cached_input: 1, output: 1 },
         pricing: { input: 0.1, output: 0.3, currency: 'USD', unit: 'per_million_tokens' },
       });
+      // What one token draws from a package, as the models file weighs it: this model drains one 2 and 3 times as fast.
+      const weighted = (await client.models.retrieve(WEIGHTED)) as OpenAI.Model & Record<string, unknown>;
+      expect(weighted.quota_weight).toEqual({ input: 2, cached_input: 2, output: 3 });
       const limited = (await client.models.retrieve(LIMITED)) as OpenAI.Model & Record<string, any>;
       expect(limited.capabilities).toEqual({
         tools: false,

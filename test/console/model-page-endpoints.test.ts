@@ -23,6 +23,8 @@ describe('endpoints on the model list', () => {
     expect(chat.pricing).toMatchObject({ input: 0.5, output: 1.5 });
     expect(embed.endpoints).toEqual(['embeddings']);
     expect(embed.pricing).toEqual({ input: 0.02, currency: 'USD', unit: 'per_million_tokens' });
+    expect(chat.quota_weight).toEqual({ input: 1, cached_input: 1, output: 1 });
+    expect(embed.quota_weight).toEqual({ input: 1, cached_input: 1 });
 
     const page = modelPage([chat, embed]);
     const rows = page.split('<tr>').slice(2);

@@ -13,6 +13,7 @@ const MODELS = [
     context_length: 131072,
     max_output_tokens: 4096,
     capabilities: { vision: false, developer_role: 'system' },
+    quota_weight: { input: 1, cached_input: 0.25, output: 4 },
     pricing: { input: 0.05, output: 0.08, currency: 'USD' },
   },
   {
@@ -50,10 +51,15 @@ describe('the model page in Chromium', () => {
     expect(first).toContain('4,096 tokens');
     expect(first).toMatch(/Developer messages:?\s*yes \(sent as system\)/);
     expect(first).toMatch(/Input:?\s*0.05 USD/);
+    // What one token draws from a package: this model's output drains one four times as fast as its input.
+    expect(first).toMatch(/Input:?\s*1 package token\s/);
+    expect(first).toMatch(/Cached input:?\s*0.25 package tokens/);
+    expect(first).toMatch(/Output:?\s*4 package tokens/);
     const second = await rows.nth(1).innerText();
     expect(second).toMatch(/Tools:?\s*no/);
     expect(second).toMatch(/Sampling parameters:?\s*temperature, top_p/);
     expect(second).toContain('not listed');
+    expect(second).toMatch(/Output:?\s*1 package token\s/);
     // The owner's name from the models file shows as the characters it is, and no element was made of it.
     expect(second).toContain('by <img src=x onerror=alert(1)>');
     await expect(page.locator('main img').count()).resolves.toBe(0);
