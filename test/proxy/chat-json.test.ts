@@ -110,4 +110,22 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
     expect(t.upstream.calls).toHaveLength(0);
     expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 5, reserved: 0 });
   });
+
+  it('says the debt when an answer cost more than was reserved: the balance header, then a 429 with balance -N', async () => {
+    const key = await keyWithTokens(t.s.store, 100);
+    // The upstream counts the prompt far above our bound: the request overdraws the balance, once.
+    t.upstream.behave(jsonReply({ promptTokens: 500 }));
+    const send = () => request(t.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+    const first = await send();
+    expect(first.status).toBe(200);
+    expect(first.headers['x-tokenmeter-balance-tokens']).toBe('-405');
+    await settled(t.proxy);
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: -405, debt: 405 });
+    const refused = await send();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('insufficient_quota');
+    expect(refused.body.error.message).toBe(
+      "This account's token balance is -405: it is in debt, which the next token package pays first; buy a token package.",
+    );
+  });
 });

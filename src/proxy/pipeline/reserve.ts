@@ -109,11 +109,21 @@ function refusal(reservation: Exclude<ReserveResult, { kind: 'reserved' | 'rate_
     case 'model_not_allowed':
       return apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model');
     case 'insufficient_quota':
-      return apiError(
-        'insufficient_quota',
-        reservation.limitedBy === 'key'
-          ? `This key's spending limit leaves ${Math.max(0, reservation.available)} tokens, which do not cover the request.`
-          : `This account's token balance (${Math.max(0, reservation.available)}) does not cover the request; buy a token package.`,
-      );
+      return apiError('insufficient_quota', shortfall(reservation.available, reservation.limitedBy));
   }
+}
+
+/**
+ * What falls short, said plainly: below zero is debt (an answer cost more than was reserved, README's "How a request
+ * is metered"), which the next package pays first.
+ */
+function shortfall(available: number, limitedBy: 'account' | 'key'): string {
+  if (limitedBy === 'key') {
+    return available < 0
+      ? `This key's spending limit is overdrawn by ${-available} tokens; it covers no request.`
+      : `This key's spending limit leaves ${available} tokens, which do not cover the request.`;
+  }
+  return available < 0
+    ? `This account's token balance is ${available}: it is in debt, which the next token package pays first; buy a token package.`
+    : `This account's token balance (${available}) does not cover the request; buy a token package.`;
 }

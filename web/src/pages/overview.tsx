@@ -42,11 +42,12 @@ export function Overview({ me, refresh }: PageProps) {
       <PageTitle title="Overview">Overview</PageTitle>
       {me.status === 'disabled' && <p class="error">This account is disabled: its keys are refused. Contact the operator.</p>}
       <div class="cards">
-        <div class="card">
+        <div class={me.debt > 0 ? 'card warn' : 'card'}>
           <h2>Balance</h2>
           <p class="big" data-testid="balance">
             {tokens(me.balance)} <span class="unit">tokens</span>
           </p>
+          {me.debt > 0 && <p>in debt</p>}
         </div>
         <div class="card">
           <h2>Reserved</h2>
@@ -72,10 +73,17 @@ export function Overview({ me, refresh }: PageProps) {
           </div>
         )}
       </div>
-      {me.balance === 0 && (
-        <p>
-          You have no tokens yet. <Link href="/console/products">Redeem a code or buy a package</Link> to start.
+      {me.debt > 0 ? (
+        <p class="error" data-testid="debt">
+          This account owes {tokens(me.debt)} tokens: answers cost more than their requests reserved. Your keys are refused until a
+          package pays the debt off. <Link href="/console/products">Redeem a code or buy a package</Link>.
         </p>
+      ) : (
+        me.balance === 0 && (
+          <p>
+            You have no tokens yet. <Link href="/console/products">Redeem a code or buy a package</Link> to start.
+          </p>
+        )
       )}
 
       <h2>Packages</h2>
