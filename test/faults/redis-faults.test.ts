@@ -16,9 +16,10 @@ import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { chatBody } from '../helpers/proxy';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server';
 import { keyWithTokens } from '../helpers/stores';
-import { startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
+import { jsonReply, PROMPT_TOKENS, startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
 
 jest.setTimeout(60_000);
+
 
 /** A redis-server that keeps its data across a kill -9 (AOF, fsync always), restartable on the same port. */
 async function durableRedis(dir: string, port?: number): Promise<RedisServer> {
@@ -33,7 +34,7 @@ function inspector(url: string): { store: RedisStore; close(): Promise<void> } {
 }
 
 /** Opens a stream and resolves with its status and body when it ends. */
-function stream(url: string, secret: string): Promise<{ status: number; text: string }> {
+function stream(url: string, secret: string, body = chatBody({ stream: true })): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${secret}` } }, (res) => {
       let text = '';
@@ -42,7 +43,7 @@ function stream(url: string, secret: string): Promise<{ status: number; text: st
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(JSON.stringify(chatBody({ stream: true })));
+    req.end(JSON.stringify(body));
   });
 }
 
@@ -132,6 +133,42 @@ describe('Redis faults', () => {
       const state = await look.store.getKey(key.id);
       expect(state).toMatchObject({ reserved: 0, balance: 100_000 - records.reduce((a, r) => a + r.chargedTokens, 0) });
       await eventually(async () => expect((await stream(proxy.url, key.secret)).status).toBe(200), 10_000);
+    } finally {
+      await look.close();
+    }
+  });
+
+  it('serves an answer whose settlement Redis could not take at once: the charge shown, the balance left out, journalled', async () => {
+    const redis = await durableRedis(dir);
+    servers.push(redis);
+    const look = inspector(redis.url);
+    try {
+      const key = await keyWithTokens(look.store, 100_000);
+      const proxy = await proxyOn(redis.url);
+      let answer = () => {};
+      const gate = new Promise<void>((resolve) => (answer = resolve));
+      upstream.behave(async (call, req, res) => {
+        await gate;
+        if (call.body.stream) return streamReply()(call, req, res);
+        return jsonReply()(call, req, res);
+      });
+      const json = request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+      const streamed = stream(proxy.url, key.secret, chatBody({ stream: true, stream_options: { include_usage: true } }));
+      const both = Promise.all([json.then((r) => r), streamed]);
+      await eventually(async () => expect(upstream.calls).toHaveLength(2));
+      await redis.stop();
+      answer();
+      const [plain, events] = await both;
+      expect(plain.status).toBe(200);
+      expect(plain.headers['x-tokenmeter-charged-tokens']).toBe(String(PROMPT_TOKENS + 5));
+      expect(plain.headers['x-tokenmeter-balance-tokens']).toBeUndefined();
+      expect(events.status).toBe(200);
+      const usageLine = events.text.split('\n').find((l) => l.includes('"usage":{'))!;
+      const usage = JSON.parse(usageLine.slice('data: '.length)).usage;
+      expect(usage).toMatchObject({ tokenmeter_charged_tokens: PROMPT_TOKENS + 5 });
+      expect(usage.tokenmeter_balance_tokens).toBeUndefined();
+      expect(events.text.endsWith('data: [DONE]\n\n')).toBe(true);
+      await eventually(async () => expect(readFileSync(join(dir, 'journal'), 'utf8').match(/"t":"settle"/g)).toHaveLength(2));
     } finally {
       await look.close();
     }
