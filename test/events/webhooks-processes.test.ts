@@ -1,7 +1,7 @@
 /**
  * Webhooks across real proxy processes on one redis-server: two processes serve and deliver, each event reaches the
  * receiver once; a process killed with SIGKILL mid-delivery has the event redelivered, same id, after a restart;
- * usage.settled events sum to the ledger.
+ * usage.settled events sum to the ledger and to /metrics.
  */
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
@@ -17,6 +17,14 @@ import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver
 jest.setTimeout(60_000);
 
 const ADMIN = 'admin-token-for-webhook-processes';
+
+/** The sum of tokenmeter_charged_tokens_total over its series, in one process's /metrics text. */
+function chargedOnMetrics(text: string): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('tokenmeter_charged_tokens_total{'))
+    .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
 
 describe('webhooks across processes', () => {
   let upstream: TestUpstream;
@@ -47,7 +55,7 @@ describe('webhooks across processes', () => {
 
   const cli = (...args: string[]) => runCli(args, { TOKENMETER_URL: procs[0].url, TOKENMETER_ADMIN_TOKEN: ADMIN });
 
-  test('two processes: each event once, signed, and usage.settled sums to the ledger to the token', async () => {
+  test('two processes: each event once, signed, and usage.settled sums to the ledger and to /metrics to the token', async () => {
     const created = await cli('webhooks', 'create', receiver.url, '--events', '*,usage.settled', '--json');
     expect(created.code).toBe(0);
     const endpoint = JSON.parse(created.stdout) as { id: string; secret: string };
@@ -87,7 +95,11 @@ describe('webhooks across processes', () => {
     }, 15_000);
     expect(new Set(settled.map((r) => r.event.id))).toEqual(new Set(ledger.map((u) => u.request_id)));
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    expect(sum(settled.map((r) => r.event.data.charged_tokens as number))).toBe(sum(ledger.map((u) => u.charged_tokens)));
+    const eventSum = sum(settled.map((r) => r.event.data.charged_tokens as number));
+    expect(eventSum).toBe(sum(ledger.map((u) => u.charged_tokens)));
+    // And to /metrics: these six are the only metered requests either process has served.
+    const metered = await Promise.all(procs.map(async (p) => chargedOnMetrics((await request(p.url).get('/metrics').expect(200)).text)));
+    expect(sum(metered)).toBe(eventSum);
     for (const r of receiver.received) expect(verifyWebhook(r.body, r.signature, endpoint.secret).valid).toBe(true);
 
     // The export without webhooks: the same CloudEvents, the same sums, in each format.
