@@ -17,6 +17,8 @@ export const createWebhookRequest = z.strictObject({
     .default(['*']),
 });
 
+export type CreateWebhookRequest = z.input<typeof createWebhookRequest>;
+
 /** `PUT /admin/accounts/:id/low-balance`: the account's balance.low threshold; null for the default. */
 export const lowBalanceRequest = z.strictObject({
   tokens: z

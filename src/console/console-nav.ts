@@ -23,6 +23,7 @@ export const OPERATOR_PAGES: readonly NavPage[] = [
   { path: '/console/admin/products', label: 'Products' },
   { path: '/console/admin/codes', label: 'Redemption codes' },
   { path: '/console/admin/usage', label: 'All usage' },
+  { path: '/console/admin/webhooks', label: 'Webhooks' },
 ];
 
 /** The public model page, last in every navigation. */

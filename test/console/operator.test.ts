@@ -6,9 +6,18 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
-import { ATTACK, adminCall, chat, followNavigation, navLabels, review, settledPage, signIn } from '../helpers/console-browser';
+import {
+  ATTACK,
+  adminCall,
+  operatorPage,
+  chat,
+  followNavigation,
+  navLabels,
+  review,
+  settledPage,
+  signIn,
+} from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
-import { runCli } from '../helpers/processes';
 import { MODEL } from '../helpers/proxy';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
@@ -34,18 +43,8 @@ describe('the operator console in Chromium', () => {
     rp = await startRedisProxyProcess({ UPSTREAM_URL: upstream.url, MODELS_FILE: writeModelsFile(), ADMIN_TOKEN });
     url = rp.proxy.url;
     browser = await launchBrowser();
-    w = await openPage(browser, url);
-    w.page.on('dialog', (d) => {
-      throw new Error(`a dialog opened: ${d.message()}`);
-    });
-
     // The first admin comes from the CLI, as README says.
-    const cli = await runCli(
-      ['accounts', 'create', '--email', OPERATOR.email, '--role', 'admin', '--password-stdin', '--url', url],
-      { TOKENMETER_ADMIN_TOKEN: ADMIN_TOKEN },
-      `${OPERATOR.password}\n`,
-    );
-    expect(cli).toMatchObject({ code: 0 });
+    w = await operatorPage(browser, url, ADMIN_TOKEN, OPERATOR);
     // A member with a name that is markup, a package and a key, made through the admin API as a script would.
     const member = await adminCall(url, ADMIN_TOKEN, 'POST', '/admin/accounts', { ...MEMBER, name: ATTACK, tokens: 1000 });
     memberId = member.id;
@@ -64,11 +63,22 @@ describe('the operator console in Chromium', () => {
     expect(w.missing).toEqual([]);
   });
 
-  const NAVIGATION = ['Overview', 'API keys', 'Buy tokens', 'Usage', 'Accounts', 'Products', 'Redemption codes', 'All usage', 'Models'];
+  const NAVIGATION = [
+    'Overview',
+    'API keys',
+    'Buy tokens',
+    'Usage',
+    'Accounts',
+    'Products',
+    'Redemption codes',
+    'All usage',
+    'Webhooks',
+    'Models',
+  ];
 
   test('an admin signs in and sees the operator pages', async () => {
     await signIn(w.page, url, OPERATOR);
-    for (const name of ['Accounts', 'Products', 'Redemption codes', 'All usage']) {
+    for (const name of ['Accounts', 'Products', 'Redemption codes', 'All usage', 'Webhooks']) {
       await expect(w.page.getByRole('navigation').getByRole('link', { name }).count()).resolves.toBe(1);
     }
     // Each word names one page, and is that page's heading: the member's "Buy tokens" is not the operator's "Products".

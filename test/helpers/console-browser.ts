@@ -1,10 +1,34 @@
 /** Steps the console's browser tests share: the admin API as a script calls it, a key's request, and page checks. */
-import type { Page } from 'playwright-core';
-import { screenshot, seriousViolations, type WatchedPage } from './browser';
+import type { Browser, Page } from 'playwright-core';
+import { openPage, screenshot, seriousViolations, type WatchedPage } from './browser';
+import { runCli } from './processes';
 import { MODEL } from './proxy';
 
 /** What an attacker would name things, hoping the console renders it as markup. */
 export const ATTACK = '<img src=x onerror=alert(1)>';
+
+/**
+ * The operator's console set up as README says: a page on the proxy at `url` that fails the test on any dialog, and
+ * the first admin, made with the CLI.
+ */
+export async function operatorPage(
+  browser: Browser,
+  url: string,
+  adminToken: string,
+  operator: { email: string; password: string },
+): Promise<WatchedPage> {
+  const w = await openPage(browser, url);
+  w.page.on('dialog', (d) => {
+    throw new Error(`a dialog opened: ${d.message()}`);
+  });
+  const cli = await runCli(
+    ['accounts', 'create', '--email', operator.email, '--role', 'admin', '--password-stdin', '--url', url],
+    { TOKENMETER_ADMIN_TOKEN: adminToken },
+    `${operator.password}\n`,
+  );
+  expect(cli).toMatchObject({ code: 0 });
+  return w;
+}
 
 /** Calls the admin API with `token`; throws with the answer unless it is a 2xx. */
 export async function adminCall(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {

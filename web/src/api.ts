@@ -13,6 +13,8 @@ import type {
   CreatedOwnKeyObject,
   CreateOwnKeyRequest,
   CreateProductRequest,
+  CreateWebhookRequest,
+  DeliveryObject,
   DailyUsageObject,
   DeletedKeyObject,
   GeneratedCodeObject,
@@ -36,6 +38,8 @@ import type {
   ShopObject,
   UpdateAccountRequest,
   UsageObject,
+  NewWebhookEndpointObject,
+  WebhookEndpointObject,
 } from './api-types';
 
 export class ApiFailure extends Error {
@@ -127,6 +131,11 @@ export const api = {
     generateCodes: (body: CreateCodesRequest) =>
       request<ListObject<GeneratedCodeObject>>('POST', '/admin/redemption-codes', body).then((r) => r.data),
     usage: (filter: UsageFilter) => list<OperatorUsageObject>('/admin/usage', { ...filter }),
+    webhooks: () => list<WebhookEndpointObject>('/admin/webhooks'),
+    createWebhook: (body: CreateWebhookRequest) => request<NewWebhookEndpointObject>('POST', '/admin/webhooks', body),
+    deliveries: (endpointId: string) => list<DeliveryObject>(`/admin/webhooks/${encodeURIComponent(endpointId)}/deliveries`, { limit: 50 }),
+    redeliver: (deliveryId: string) =>
+      request<DeliveryObject>('POST', `/admin/webhooks/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, {}),
   },
 };
 

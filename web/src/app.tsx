@@ -17,6 +17,7 @@ import { AdminAccounts } from './pages/admin-accounts';
 import { AdminProducts } from './pages/admin-products';
 import { AdminCodes } from './pages/admin-codes';
 import { AdminUsage } from './pages/admin-usage';
+import { AdminWebhooks } from './pages/admin-webhooks';
 
 type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: MeObject };
 
@@ -43,6 +44,8 @@ function page(path: string, query: URLSearchParams, props: PageProps): Component
       return <AdminCodes {...props} />;
     case '/console/admin/usage':
       return <AdminUsage {...props} />;
+    case '/console/admin/webhooks':
+      return <AdminWebhooks {...props} />;
   }
   return (
     <>
