@@ -44,6 +44,7 @@ import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import { modelsApi } from './proxy/models-api';
 import type { Upstreams } from './proxy/upstream-proxy';
+import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { stripeWebhook } from './webhooks/stripe-webhook';
 
@@ -66,6 +67,8 @@ export interface MeterDeps {
   /** The current catalog; a function so the models file can be reloaded. */
   catalog: () => Catalog;
   meter: Meter;
+  /** Counts long prompts off the event loop (closed with the app). */
+  counter: TokenCounter;
   upstreams: Upstreams;
   logger: Logger;
   metrics: Metrics;
@@ -140,6 +143,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   const routeOptions = {
     catalog: deps.catalog,
     meter: deps.meter,
+    counter: deps.counter,
     upstreams: deps.upstreams,
     upstreamHeaders: headersUpstream,
     logger,

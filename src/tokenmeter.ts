@@ -8,6 +8,7 @@ import type { ServingStoreOptions, TokenmeterOptions } from './config/option-typ
 import { ConfigError, meterConfig, type MeterConfig, type MeterParts } from './config/options';
 import { Journal } from './metering/journal';
 import { Meter } from './metering/metering';
+import { TokenCounter } from './metering/prompt-counter';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
@@ -76,6 +77,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const leaseMs = config.reservationLeaseSeconds * 1000;
   const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const counter = new TokenCounter();
   const deps: MeterDeps = {
     config,
     store,
@@ -85,6 +87,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     webhookStore: opened.stores.webhooks,
     catalog: catalogs.current,
     meter,
+    counter,
     upstreams,
     logger,
     metrics,
@@ -186,6 +189,7 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
         }
         meter.stop();
         deps.upstreams.close();
+        await deps.counter.close();
         await release();
       })()),
   };

@@ -35,6 +35,8 @@ const CATALOG = {
   internal_error: { status: 500, type: 'api_error' },
   upstream_error: { status: 502, type: 'api_error' },
   store_unavailable: { status: 503, type: 'api_error' },
+  // Retryable: the tokenizer's budget ran out or its queue was full (the message says which).
+  prompt_not_counted: { status: 503, type: 'api_error' },
   shutting_down: { status: 503, type: 'api_error' },
   upstream_timeout: { status: 504, type: 'api_error' },
 } as const;

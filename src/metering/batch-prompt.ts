@@ -2,11 +2,11 @@
  * The prompt of a batch (completions' prompts, embeddings' inputs): strings bound by their UTF-8 bytes until an answer
  * depends on the tokenizer's count, token arrays exact from the start. Each item is its own context window.
  */
-import { countText } from './estimate';
+import { floorOf, replay, textsOf, type PromptMeasure, type Size } from './prompt-measure';
 
 export type BatchItem = string | readonly number[];
 
-export class BatchPromptSize {
+export class BatchPromptSize implements PromptMeasure {
   /** Tokens of the whole batch (what is charged). */
   tokens = 0;
   /** Tokens of its largest item (what must fit the context window). */
@@ -19,20 +19,29 @@ export class BatchPromptSize {
     private readonly extra = '',
     private readonly carried = 0,
   ) {
-    this.measure((text) => Buffer.byteLength(text));
+    this.longest = this.measure((text) => Buffer.byteLength(text));
     this.exact = items.every((item) => typeof item !== 'string') && extra.length === 0;
   }
 
-  /** The tokenizer's count (computed once). */
-  count(): number {
-    if (!this.exact) {
-      this.measure(countText);
-      this.exact = true;
-    }
-    return this.tokens;
+  floor(limit: number): number {
+    const tokens = this.tokens;
+    const floor = floorOf((size) => this.measure(size), limit);
+    this.tokens = tokens;
+    return floor;
   }
 
-  private measure(size: (text: string) => number): void {
+  /** The suffix first (once), then the string items in order. */
+  texts(): string[] {
+    return textsOf((size) => this.measure(size));
+  }
+
+  counted(counts: readonly number[]): void {
+    this.longest = this.measure(replay(counts));
+    this.exact = true;
+  }
+
+  /** Sets `tokens` by `size`; returns the largest item's window. */
+  private measure(size: Size): number {
     const extra = this.extra.length > 0 ? size(this.extra) : 0;
     let total = this.carried;
     let longest = 0;
@@ -42,7 +51,7 @@ export class BatchPromptSize {
       if (n > longest) longest = n;
     }
     this.tokens = total;
-    this.longest = longest + this.carried;
+    return longest + this.carried;
   }
 }
 

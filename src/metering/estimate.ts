@@ -3,6 +3,7 @@
  * responses whose upstream reported none. gpt-tokenizer's o200k_base stands in for the model's own tokenizer.
  */
 import type { ChatMessage, ChatRequest } from '../http/chat-request';
+import { floorOf, replay, textsOf, type PromptMeasure, type Size } from './prompt-measure';
 import { countInPieces } from './token-pieces';
 
 type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
@@ -24,12 +25,22 @@ const REPLY_PRIMING = 3;
 /** A fixed charge per image part: the common 512×512 high-detail price. */
 export const PER_IMAGE = 765;
 
-/** Our tokenizer's count of `text`, in time linear in its length (see token-pieces). */
-export function countText(text: string): number {
+/** A count given up at its deadline. */
+export class OverBudget extends Error {}
+
+/**
+ * Our tokenizer's count of `text`, in time linear in its length (see token-pieces). With a `deadline` (a Date.now()
+ * time), throws OverBudget when one of its pieces would start past it.
+ */
+export function countText(text: string, deadline?: number): number {
   if (text.length === 0) return 0;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a deliberate lazy load, see above
   tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
-  return countInPieces(text, countPiece);
+  if (deadline === undefined) return countInPieces(text, countPiece);
+  return countInPieces(text, (piece) => {
+    if (Date.now() > deadline) throw new OverBudget();
+    return countPiece(piece);
+  });
 }
 
 /** Our tokenizer's count of a request's prompt. */
@@ -49,14 +60,14 @@ function utf8Bytes(text: string): number {
   return Buffer.byteLength(text);
 }
 
-function promptSize(req: ChatRequest, count: (text: string) => number): number {
+function promptSize(req: ChatRequest, count: Size): number {
   let total = REPLY_PRIMING;
   for (const m of req.messages) total += PER_MESSAGE + messageSize(m, count);
   if (req.tools && req.tools.length > 0) total += count(JSON.stringify(req.tools));
   return total;
 }
 
-function messageSize(m: ChatMessage, count: (text: string) => number): number {
+function messageSize(m: ChatMessage, count: Size): number {
   let n = m.name ? count(m.name) + 1 : 0;
   const content = m.content;
   if (typeof content === 'string') {
@@ -74,10 +85,10 @@ function messageSize(m: ChatMessage, count: (text: string) => number): number {
 }
 
 /**
- * A prompt's size for one request: the byte bound at first, replaced by the tokenizer's count when an answer depends
- * on it (near the context limit, a tight balance, or no usage reported by the upstream).
+ * A chat prompt's size for one request: the byte bound at first, replaced by the tokenizer's count when an answer
+ * depends on it (near the context limit, a tight balance, or no usage reported by the upstream).
  */
-export class PromptSize {
+export class PromptSize implements PromptMeasure {
   tokens: number;
   exact = false;
 
@@ -86,12 +97,16 @@ export class PromptSize {
     this.tokens = promptTokenBound(req);
   }
 
-  /** The tokenizer's count (computed once). */
-  count(): number {
-    if (!this.exact) {
-      this.tokens = estimatePromptTokens(this.req);
-      this.exact = true;
-    }
-    return this.tokens;
+  floor(limit: number): number {
+    return floorOf((size) => promptSize(this.req, size), limit);
+  }
+
+  texts(): string[] {
+    return textsOf((size) => promptSize(this.req, size));
+  }
+
+  counted(counts: readonly number[]): void {
+    this.tokens = promptSize(this.req, replay(counts));
+    this.exact = true;
   }
 }

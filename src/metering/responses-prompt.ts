@@ -3,7 +3,8 @@
  * tools, and the conversation a `previous_response_id` carries. Bound by UTF-8 bytes, counted by the tokenizer when an
  * answer depends on it, as chat's prompt is.
  */
-import { countText, PER_IMAGE } from './estimate';
+import { PER_IMAGE } from './estimate';
+import { floorOf, replay, textsOf, type PromptMeasure, type Size } from './prompt-measure';
 
 /** Per-message framing, as chat's accounting has it. */
 const PER_ITEM = 4;
@@ -16,7 +17,7 @@ interface Input {
   tools?: readonly object[] | null;
 }
 
-function promptSize(req: Input, carried: number, count: (text: string) => number): number {
+function promptSize(req: Input, carried: number, count: Size): number {
   let total = PRIMING + carried;
   if (req.instructions) total += PER_ITEM + count(req.instructions);
   if (typeof req.input === 'string') total += PER_ITEM + count(req.input);
@@ -39,7 +40,7 @@ function promptSize(req: Input, carried: number, count: (text: string) => number
   return total;
 }
 
-export class ResponsesPromptSize {
+export class ResponsesPromptSize implements PromptMeasure {
   tokens: number;
   exact = false;
 
@@ -51,11 +52,16 @@ export class ResponsesPromptSize {
     this.tokens = promptSize(req, carried, (text) => Buffer.byteLength(text));
   }
 
-  count(): number {
-    if (!this.exact) {
-      this.tokens = promptSize(this.req, this.carried, countText);
-      this.exact = true;
-    }
-    return this.tokens;
+  floor(limit: number): number {
+    return floorOf((size) => promptSize(this.req, this.carried, size), limit);
+  }
+
+  texts(): string[] {
+    return textsOf((size) => promptSize(this.req, this.carried, size));
+  }
+
+  counted(counts: readonly number[]): void {
+    this.tokens = promptSize(this.req, this.carried, replay(counts));
+    this.exact = true;
   }
 }

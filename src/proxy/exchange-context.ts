@@ -36,8 +36,8 @@ export interface ExchangeContext {
   answer: AnswerDialect;
   /** The request log's facts: the settled usage is left there. */
   facts: RequestFacts;
-  /** Our tokenizer's prompt count, asked for only when the upstream reports no usage. */
-  promptTokens: () => number;
+  /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
+  promptTokens: () => number | Promise<number>;
   lease: Lease;
   /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
   resend: (handler: UpstreamHandler) => void;

@@ -293,11 +293,18 @@ export class Exchange {
   private settle(usage: Usage | undefined, status: number, estimate: () => number): Promise<ShownCharge> | undefined {
     if (this.finished) return undefined;
     this.finished = true;
-    const estimated = usage === undefined;
-    const promptTokens = usage?.promptTokens ?? this.ctx.promptTokens();
-    const completionTokens = usage?.completionTokens ?? estimate();
-    const cachedTokens = usage?.cachedTokens ?? 0;
-    const reasoningTokens = usage?.reasoningTokens ?? 0;
+    if (usage) return this.charge(usage, status, false);
+    const completionTokens = estimate();
+    const promptTokens = this.ctx.promptTokens();
+    // A long prompt is counted off the event loop; the lease is held (and the meter's drain waits) until it is charged.
+    if (typeof promptTokens === 'number') return this.charge({ promptTokens, completionTokens }, status, true);
+    return promptTokens.then((counted) => this.charge({ promptTokens: counted, completionTokens }, status, true));
+  }
+
+  private charge(usage: Usage, status: number, estimated: boolean): Promise<ShownCharge> {
+    const { promptTokens, completionTokens } = usage;
+    const cachedTokens = usage.cachedTokens ?? 0;
+    const reasoningTokens = usage.reasoningTokens ?? 0;
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
     const balance = this.deps.meter.settle({

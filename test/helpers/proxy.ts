@@ -9,6 +9,7 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
 import { createLogger, type Logger } from '../../src/observability/logger';
 import { Meter } from '../../src/metering/metering';
+import { TokenCounter } from '../../src/metering/prompt-counter';
 import { Metrics } from '../../src/observability/metrics';
 import { instrumentStore } from '../../src/store/instrumented-store';
 import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
@@ -81,6 +82,7 @@ export async function startProxy(options: {
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const counter = new TokenCounter();
   const tokenmeter = assemble(
     {
       config,
@@ -92,6 +94,7 @@ export async function startProxy(options: {
       catalog: options.modelsFile?.current ?? (() => catalog),
       reloadModels: options.modelsFile?.reload,
       meter,
+      counter,
       upstreams,
       logger,
       metrics,
@@ -123,6 +126,7 @@ export async function startProxy(options: {
       await meter.drain(5_000);
       meter.stop();
       upstreams.close();
+      await counter.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -1,7 +1,7 @@
 /** The prompt estimate: the byte bound never undercounts the tokenizer, and PromptSize counts exactly only on demand. */
 import fc from 'fast-check';
 import type { ChatRequest } from '../../src/http/chat-request';
-import { estimatePromptTokens, promptTokenBound, PromptSize } from '../../src/metering/estimate';
+import { countText, estimatePromptTokens, promptTokenBound, PromptSize } from '../../src/metering/estimate';
 
 const text = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 200 }),
@@ -24,11 +24,12 @@ const message = fc.record({
 });
 
 describe('prompt estimate', () => {
-  it('bounds the tokenizer’s count from above, for any text', () => {
+  it('bounds the tokenizer’s count from above, and its floor from below, for any text', () => {
     fc.assert(
       fc.property(fc.array(message, { minLength: 1, maxLength: 6 }), (messages) => {
         const req = { model: 'a/b', messages } as ChatRequest;
         expect(promptTokenBound(req)).toBeGreaterThanOrEqual(estimatePromptTokens(req));
+        expect(new PromptSize(req).floor(Infinity)).toBeLessThanOrEqual(estimatePromptTokens(req));
       }),
       { numRuns: 300 },
     );
@@ -38,7 +39,7 @@ describe('prompt estimate', () => {
     const req = { model: 'a/b', messages: [{ role: 'user', content: 'Hello there, how are you today?' }] } as ChatRequest;
     const size = new PromptSize(req);
     expect(size).toMatchObject({ exact: false, tokens: promptTokenBound(req) });
-    expect(size.count()).toBe(estimatePromptTokens(req));
+    size.counted(size.texts().map((text) => countText(text)));
     expect(size).toMatchObject({ exact: true, tokens: estimatePromptTokens(req) });
     expect(size.tokens).toBeLessThan(promptTokenBound(req));
   });

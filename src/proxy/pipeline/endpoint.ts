@@ -5,6 +5,7 @@
 import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
+import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Usage } from '../usage';
 
 export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiError };
@@ -13,18 +14,6 @@ export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiErr
 export interface OutputCap {
   field: string;
   value: number | undefined;
-}
-
-/**
- * A prompt's size: a bound that costs next to nothing at first, replaced by the tokenizer's count (`count()`) where
- * an answer depends on it. `longest`: the tokens the largest single prompt puts in the context window (a batch of
- * prompts or inputs is many windows); absent when the whole prompt is one window.
- */
-export interface PromptMeasure {
-  tokens: number;
-  readonly exact: boolean;
-  readonly longest?: number;
-  count(): number;
 }
 
 /**

@@ -9,6 +9,8 @@ import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
 import type { UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
+import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
+import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import { requestFacts, type RequestFacts } from '../../observability/request-log';
@@ -16,13 +18,15 @@ import { Exchange } from '../exchange';
 import type { ExchangeDeps } from '../exchange-context';
 import { resender, type Upstreams } from '../upstream-proxy';
 import type { Endpoint } from './endpoint';
-import { plan, type Plan } from './plan';
+import { planRequest, type Plan } from './plan';
 import { reserve, type Reserved, type Who } from './reserve';
 
 export interface MeteredRouteOptions {
   /** The current catalog (a function, so a reload takes effect for the next request). */
   catalog: () => Catalog;
   meter: Meter;
+  /** Counts long prompts off the event loop. */
+  counter: TokenCounter;
   upstreams: Upstreams;
   /** The headers a request carries upstream. */
   upstreamHeaders: UpstreamHeaders;
@@ -58,6 +62,7 @@ interface Route<R> {
   exchangeDeps: ExchangeDeps;
   path: string;
   meter: Meter;
+  counter: TokenCounter;
   upstreams: Upstreams;
   upstreamHeaders: UpstreamHeaders;
 }
@@ -71,7 +76,7 @@ interface Reserving extends Who {
 }
 
 export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOptions) {
-  const { meter, upstreams, logger, metrics } = options;
+  const { meter, counter, upstreams, logger, metrics } = options;
   const exchangeDeps: ExchangeDeps = {
     meter,
     logger,
@@ -81,7 +86,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     upstreamTimeoutMs: options.upstreamTimeoutMs,
   };
   const path = ENDPOINT_PATHS[endpoint.name];
-  const route: Route<R> = { endpoint, exchangeDeps, path, meter, upstreams, upstreamHeaders: options.upstreamHeaders };
+  const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, upstreams, upstreamHeaders: options.upstreamHeaders };
 
   return async function meteredHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     const facts = requestFacts(res);
@@ -109,21 +114,34 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
       if (typeof prepared !== 'number') return sendError(res, prepared);
       carried = prepared;
     }
-    let planned: Plan | ApiError;
+    let planned: Plan | ApiError | Promise<Plan | ApiError>;
     try {
-      planned = plan(endpoint, request, model, carried);
+      const prompt: PromptMeasure = endpoint.prompt(request, carried);
+      planned = planRequest(endpoint, request, model, prompt, counter);
     } catch (err) {
       return sendError(res, unserializable(err));
     }
+    if (planned instanceof Promise) planned = await planned;
     if ('code' in planned) return sendError(res, planned);
     if (!meter.accepting()) return sendError(res, STORE_UNAVAILABLE);
 
-    const reserved = await reserve({ meter, metrics, logger }, { accountId, keyId, requestId }, model, planned);
+    const who = { accountId, keyId, requestId };
+    const reserved = await reserve({ meter, metrics, logger, counter }, who, model, planned, endpoint.promptWords.field);
     if (reserved.kind === 'refused') return sendError(res, reserved.error, reserved.headers);
     if (reserved.headers) for (const name in reserved.headers) res.setHeader(name, reserved.headers[name]);
 
     await forward(route, req, res, next, request, { accountId, keyId, requestId, model, planned, reserved, facts });
   };
+}
+
+/** The prompt's tokens at settlement when the upstream reported none: counted, else its bound (never less). */
+function settledPrompt<R>(route: Route<R>, prompt: PromptMeasure, requestId: string): number | Promise<number> {
+  const tokens = (failure: CountFailure | undefined) => {
+    if (failure) route.exchangeDeps.logger.warn({ requestId, failure }, 'prompt not counted at settlement: its bound is charged');
+    return prompt.tokens;
+  };
+  const failure = countPrompt(route.counter, prompt);
+  return failure instanceof Promise ? failure.then(tokens) : tokens(failure);
 }
 
 /** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
@@ -159,7 +177,7 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
       hideUsageChunk: hideUsage,
       answer: endpoint.answer,
       facts: r.facts,
-      promptTokens: () => planned.prompt.count(),
+      promptTokens: () => settledPrompt(route, planned.prompt, requestId),
       lease: meter.hold(accountId, requestId, model),
       resend: resender(upstream, req, res, next),
       onAnswer: answered && ((id, tokens) => answered.call(endpoint, id, accountId, model, tokens)),

@@ -5,7 +5,9 @@
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
 import { charge } from '../../metering/metering';
-import type { Endpoint, OutputCap, PromptMeasure } from './endpoint';
+import { COUNT_FAILURES, countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
+import type { PromptMeasure } from '../../metering/prompt-measure';
+import type { Endpoint, OutputCap } from './endpoint';
 
 export interface Plan {
   prompt: PromptMeasure;
@@ -18,9 +20,35 @@ export interface Plan {
   choices: number;
 }
 
-/** The plan, or the refusal. Throws RangeError for a body nested too deeply to serialize. */
-/** `carried`: prompt tokens the request brings from stored state (a previous response), from the endpoint's `prepare`. */
-export function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, carried = 0): Plan | ApiError {
+/** The answer depends on the tokenizer's count: the bound says the prompt may not fit, and its floor says it may. */
+const COUNT_FIRST = 'count first';
+
+/**
+ * The plan, or the refusal; counting the prompt first where the bound leaves the answer open (a promise only when the
+ * worker counts it: a prompt the bound settles, or a short one, costs no await).
+ */
+export function planRequest<R>(
+  endpoint: Endpoint<R>,
+  request: R,
+  model: Model,
+  prompt: PromptMeasure,
+  counter: TokenCounter,
+): Plan | ApiError | Promise<Plan | ApiError> {
+  const planned = plan(endpoint, request, model, prompt);
+  if (planned !== COUNT_FIRST) return planned;
+  // Counted, the prompt is exact: the plan no longer asks for a count.
+  const counted = (failure: CountFailure | undefined) =>
+    failure ? uncounted(failure, endpoint.promptWords.field) : (plan(endpoint, request, model, prompt) as Plan | ApiError);
+  const failure = countPrompt(counter, prompt);
+  return failure instanceof Promise ? failure.then(counted) : counted(failure);
+}
+
+/** The refusal of a prompt the tokenizer could not count: nothing is reserved, a retry may fare better. */
+export function uncounted(failure: CountFailure, field: string): ApiError {
+  return apiError('prompt_not_counted', `The prompt ${COUNT_FAILURES[failure]}; retry, or send a shorter one.`, field);
+}
+
+function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, prompt: PromptMeasure): Plan | ApiError | typeof COUNT_FIRST {
   const cap = endpoint.outputCap(request);
   const requested = cap?.value;
   if (cap && requested !== undefined && requested > model.maxOutputTokens) {
@@ -32,23 +60,19 @@ export function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, carried
   }
   // The prompt's size: a bound that costs next to nothing, counted with the tokenizer only where that could change
   // an answer (near the context limit here, with a tight balance below, or at settlement without upstream usage).
-  const prompt = endpoint.prompt(request, carried);
-  const inWindow = () => prompt.longest ?? prompt.tokens;
   const output = cap ? (requested ?? Math.min(endpoint.defaultOutput ?? model.maxOutputTokens, model.maxOutputTokens)) : 0;
-  if (inWindow() + output > model.contextLength) prompt.count();
-  const room = model.contextLength - inWindow();
-  if (room < (cap ? 1 : 0) || (requested !== undefined && requested > room)) {
-    const { noun, field } = endpoint.promptWords;
-    return apiError(
-      'context_length_exceeded',
-      `This model's maximum context length is ${model.contextLength} tokens; ${noun} about ${inWindow()}` +
-        (requested !== undefined ? ` and '${cap!.field}' asks for ${requested} more.` : '.'),
-      room < 1 || !cap ? field : cap.field,
-    );
+  if ((prompt.longest ?? prompt.tokens) + output > model.contextLength && !prompt.exact) {
+    // A floor that already leaves no room is refusal enough: the tokenizer is spared what cannot fit.
+    // (tooLong refuses a window beyond the context less the output asked for, or less one token for one to produce.)
+    const floor = prompt.floor(model.contextLength - (requested ?? (cap ? 1 : 0)));
+    return tooLong(endpoint, model, cap, floor, 'at least') ?? COUNT_FIRST;
   }
+  const inWindow = prompt.longest ?? prompt.tokens;
+  const refused = tooLong(endpoint, model, cap, inWindow, 'about');
+  if (refused) return refused;
   if (!cap) return { prompt, cap, allowance: 0, defaultAllowance: false, choices: 0 };
   const choices = endpoint.choices(request);
-  let allowance = requested ?? Math.min(endpoint.defaultOutput ?? model.maxOutputTokens, room);
+  let allowance = requested ?? Math.min(endpoint.defaultOutput ?? model.maxOutputTokens, model.contextLength - inWindow);
   // Without a cap the allowance is ours to choose: no more than the model's tpm could ever admit.
   const tpm = model.limits?.tpm;
   if (tpm !== undefined && requested === undefined) {
@@ -56,4 +80,24 @@ export function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, carried
     allowance = Math.max(1, Math.min(allowance, fits));
   }
   return { prompt, cap, allowance, defaultAllowance: requested === undefined, choices };
+}
+
+/** The context-length refusal when a window of `inWindow` tokens leaves no room for the output asked for. */
+function tooLong<R>(
+  endpoint: Endpoint<R>,
+  model: Model,
+  cap: OutputCap | undefined,
+  inWindow: number,
+  approx: 'about' | 'at least',
+): ApiError | undefined {
+  const room = model.contextLength - inWindow;
+  const requested = cap?.value;
+  if (room >= (cap ? 1 : 0) && (requested === undefined || requested <= room)) return undefined;
+  const { noun, field } = endpoint.promptWords;
+  return apiError(
+    'context_length_exceeded',
+    `This model's maximum context length is ${model.contextLength} tokens; ${noun} ${approx} ${inWindow}` +
+      (requested !== undefined ? ` and '${cap!.field}' asks for ${requested} more.` : '.'),
+    room < 1 || !cap ? field : cap.field,
+  );
 }

@@ -9,10 +9,11 @@ import type { LevelUse, LimitRefusal } from '../../limits/limits';
 import { budgetRefusal } from '../../limits/budget-response';
 import { rateLimitHeaders, rateLimitRefusal } from '../../limits/rate-limit-response';
 import type { Meter } from '../../metering/metering';
+import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import type { ReserveResult } from '../../store/records/metering';
-import type { Plan } from './plan';
+import { uncounted, type Plan } from './plan';
 
 export interface Reserved {
   kind: 'reserved';
@@ -32,6 +33,7 @@ export interface Refused {
 
 export interface ReserveDeps {
   meter: Meter;
+  counter: TokenCounter;
   metrics: Metrics;
   logger: Logger;
 }
@@ -49,7 +51,7 @@ function rateLimited(metrics: Metrics, refusal: LimitRefusal): Refused {
   return { kind: 'refused', error, headers };
 }
 
-export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned: Plan): Promise<Reserved | Refused> {
+export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned: Plan, field: string): Promise<Reserved | Refused> {
   const { meter } = deps;
   const { prompt, allowance, choices, defaultAllowance } = planned;
   const { accountId, keyId, requestId } = who;
@@ -74,7 +76,12 @@ export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned
       reservation.kind === 'budget_exceeded' ||
       (reservation.kind === 'reserved' && reservation.allowance < allowance);
     if (short && !prompt.exact) {
-      prompt.count();
+      const failure = await countPrompt(deps.counter, prompt);
+      if (failure) {
+        if (reservation.kind === 'reserved') meter.release(accountId, requestId);
+        undoModel();
+        return { kind: 'refused', error: uncounted(failure, field) };
+      }
       reservation = await once();
     }
   } catch (err) {
