@@ -1,7 +1,8 @@
 /** A served model as `/v1/models` and the console list it: the OpenAI model object plus limits, capabilities, pricing. */
 import { z } from 'zod';
 import { ENDPOINTS } from '../catalog/endpoints';
-import { SAMPLING_PARAMETERS, servesEmbeddingsOnly, type Model } from '../catalog/models';
+import { SAMPLING_PARAMETERS } from '../catalog/capabilities-schema';
+import { servesEmbeddingsOnly, type Model } from '../catalog/models';
 
 export const modelSchema = z.strictObject({
   id: z.string(),

@@ -1,7 +1,8 @@
 /** What a model supports, enforced before forwarding: a refusal names the param and says what the model accepts. */
 import type { ChatMessage, ChatRequest } from '../http/chat-request';
 import { apiError, type ApiError } from '../http/errors';
-import { SAMPLING_PARAMETERS, type Model } from './models';
+import { SAMPLING_PARAMETERS } from './capabilities-schema';
+import type { Model } from './models';
 
 const IMAGE_PARTS = new Set(['image_url', 'input_image']);
 const JSON_FORMATS = new Set(['json_object', 'json_schema']);

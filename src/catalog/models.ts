@@ -7,46 +7,18 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { hasLimits, limitsSchema, type Limits } from '../limits/limits';
 import { DEFAULT_ENDPOINTS, ENDPOINTS, type EndpointName } from './endpoints';
+import { capabilitiesSchema } from './capabilities-schema';
+import { outputCapFields, outputCapFieldsSchema, type OutputEndpoint } from './output-caps';
 
 /** The client's id as the bytes of a JSON string, built once per model and spliced into every answer. */
 export function modelValue(id: string): Buffer {
   return Buffer.from(JSON.stringify(id));
 }
 
-/** Request parameters a model may accept or not (`capabilities.sampling_parameters`). */
-export const SAMPLING_PARAMETERS = [
-  'temperature',
-  'top_p',
-  'frequency_penalty',
-  'presence_penalty',
-  'seed',
-  'stop',
-  'n',
-  'logprobs',
-  'top_logprobs',
-  'logit_bias',
-  'top_k',
-  'min_p',
-  'repetition_penalty',
-] as const;
-
 const httpUrl = z
   .string()
   .url('must be a URL')
   .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
-
-const capabilitiesSchema = z.strictObject({
-  /** `tools` and `tool_choice`. Default true. */
-  tools: z.boolean().default(true),
-  /** `response_format` of type json_object or json_schema. Default true. */
-  json_mode: z.boolean().default(true),
-  /** Image content parts. Default true. */
-  vision: z.boolean().default(true),
-  /** `developer` messages: true (passed on), false (refused) or `system` (sent upstream as system). Default true. */
-  developer_role: z.union([z.boolean(), z.literal('system')]).default(true),
-  /** The sampling parameters the model accepts. Default: all. */
-  sampling_parameters: z.array(z.enum(SAMPLING_PARAMETERS)).optional(),
-});
 
 const upstreamSchema = z.strictObject({
   name: z.string().min(1),
@@ -58,6 +30,8 @@ const upstreamSchema = z.strictObject({
     .optional(),
   /** Default for its models' `stream_include_usage`. */
   stream_include_usage: z.boolean().optional(),
+  /** Default for its models' `output_cap_fields`. */
+  output_cap_fields: outputCapFieldsSchema.optional(),
 });
 
 const modelSchema = z.strictObject({
@@ -93,6 +67,8 @@ const modelSchema = z.strictObject({
     .default({ input: 1, output: 1 }),
   /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
   stream_include_usage: z.boolean().optional(),
+  /** The body fields each endpoint's output allowance is written into. Default: the upstream's, else output-caps.ts's. */
+  output_cap_fields: outputCapFieldsSchema.optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
   /** For display on /v1/models: price per million tokens (cached input: default the input price; an embeddings-only model has no output price). */
   pricing: z
@@ -145,6 +121,8 @@ export interface Model {
   cachedInputWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
+  /** The body fields the reservation's output allowance goes into, by endpoint (every other cap field is removed). */
+  outputCapFields: Readonly<Record<OutputEndpoint, readonly string[]>>;
   /** The endpoints it serves. */
   endpoints: ReadonlySet<EndpointName>;
   capabilities: Capabilities;
@@ -199,12 +177,12 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     throw new ModelsFileError(`${source}: ${where}${describeEntry(content, path)}: ${message}`);
   }
   const fail = (msg: string) => new ModelsFileError(`${source}: ${msg}`);
-  const upstreams = new Map<string, { url: string; apiKey: string | undefined; streamIncludeUsage: boolean | undefined }>();
+  const upstreams = new Map<string, z.output<typeof upstreamSchema> & { apiKey: string | undefined }>();
   for (const u of parsed.data.upstreams) {
     if (upstreams.has(u.name)) throw fail(`upstream ${u.name} is listed twice`);
     const apiKey = u.api_key_env === undefined ? undefined : defaults.env[u.api_key_env];
     if (u.api_key_env !== undefined && !apiKey) throw fail(`upstream ${u.name}: environment variable ${u.api_key_env} is not set`);
-    upstreams.set(u.name, { url: u.url.replace(/\/+$/, ''), apiKey, streamIncludeUsage: u.stream_include_usage });
+    upstreams.set(u.name, { ...u, url: u.url.replace(/\/+$/, ''), apiKey });
   }
 
   const loadedAt = Math.floor(Date.now() / 1000);
@@ -236,7 +214,8 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
       inputWeight: weight.input,
       cachedInputWeight: weight.cached_input ?? weight.input,
       outputWeight: weight.output,
-      streamIncludeUsage: m.stream_include_usage ?? up?.streamIncludeUsage ?? true,
+      streamIncludeUsage: m.stream_include_usage ?? up?.stream_include_usage ?? true,
+      outputCapFields: outputCapFields(m.output_cap_fields, up?.output_cap_fields),
       endpoints,
       capabilities: {
         tools: caps.tools,

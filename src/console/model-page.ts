@@ -1,6 +1,6 @@
 /** The public model page, /console/models: the served catalog as plain HTML, readable without JavaScript. */
 import { ENDPOINT_PATHS, type EndpointName } from '../catalog/endpoints';
-import { SAMPLING_PARAMETERS } from '../catalog/models';
+import { SAMPLING_PARAMETERS } from '../catalog/capabilities-schema';
 import type { ModelObject } from '../api/model';
 import { html, type Html } from './html';
 import { topbar, type Viewer } from './server-nav';

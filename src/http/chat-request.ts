@@ -57,8 +57,13 @@ export function validateChatRequest(body: unknown): Validated {
   return { ok: false, error: invalidRequest(parsed.error) };
 }
 
-/** The completion-token limit the client asked for, and the field it used. */
+/**
+ * The completion-token limit the client asked for, and the field it used: with both fields, the smaller (what it
+ * asked for is what neither exceeds).
+ */
 export function requestedMaxTokens(req: ChatRequest): { field: 'max_tokens' | 'max_completion_tokens'; value: number | undefined } {
-  if (req.max_completion_tokens != null) return { field: 'max_completion_tokens', value: req.max_completion_tokens };
-  return { field: 'max_tokens', value: req.max_tokens ?? undefined };
+  const completion = req.max_completion_tokens ?? undefined;
+  const max = req.max_tokens ?? undefined;
+  if (completion !== undefined && (max === undefined || completion <= max)) return { field: 'max_completion_tokens', value: completion };
+  return { field: 'max_tokens', value: max };
 }

@@ -26,6 +26,7 @@ export class Metrics {
   readonly timeToFirstToken: Histogram<'model'>;
   readonly upstreamDuration: Histogram<'model'>;
   readonly upstreamErrors: Counter<'model' | 'kind'>;
+  readonly outputOverrun: Counter<'model' | 'endpoint'>;
   readonly refusals: Counter<'reason'>;
   readonly rateLimited: Counter<'level' | 'limit'>;
   readonly activeStreams: Gauge;
@@ -88,6 +89,12 @@ export class Metrics {
       name: 'tokenmeter_upstream_errors_total',
       help: 'Upstream failures by model and kind (connect, timeout, status, mid_stream).',
       labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.outputOverrun = new Counter({
+      name: 'tokenmeter_output_overrun_tokens_total',
+      help: 'Completion tokens an upstream produced beyond what was reserved (charged as debt), by model and endpoint.',
+      labelNames: ['model', 'endpoint'],
       registers,
     });
     this.refusals = new Counter({

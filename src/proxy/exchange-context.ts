@@ -36,6 +36,8 @@ export interface ExchangeContext {
   answer: AnswerDialect;
   /** The request log's facts: the settled usage is left there. */
   facts: RequestFacts;
+  /** Completion tokens the reservation covers (allowance × choices): more at settlement is an overrun. */
+  reservedOutput: number;
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;

@@ -306,6 +306,7 @@ export class Exchange {
     const cachedTokens = usage.cachedTokens ?? 0;
     const reasoningTokens = usage.reasoningTokens ?? 0;
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens);
+    if (completionTokens > this.ctx.reservedOutput) this.overrun(completionTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
     const balance = this.deps.meter.settle({
       accountId: this.ctx.accountId,
@@ -326,6 +327,13 @@ export class Exchange {
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();
     return balance.then((b) => ({ chargedTokens, balance: b }));
+  }
+
+  /** The upstream produced more than was reserved (it ignored the cap we sent): charged all the same, and told. */
+  private overrun(completionTokens: number): void {
+    const { model, endpoint, requestId, reservedOutput } = this.ctx;
+    this.deps.metrics.outputOverrun.inc({ model: model.id, endpoint }, completionTokens - reservedOutput);
+    this.deps.logger.warn({ requestId, model: model.id, reservedOutput, completionTokens }, 'upstream produced more than was reserved');
   }
 
   /** Marks the exchange finished: stops the lease renewal and the active-stream count. */

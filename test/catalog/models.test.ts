@@ -41,6 +41,7 @@ describe('models file', () => {
       upstreamApiKey: 'default-key',
       contextLength: 100,
       maxOutputTokens: 10,
+      outputCapFields: { chat: ['max_tokens', 'max_completion_tokens'], completions: ['max_tokens'], responses: ['max_output_tokens'] },
       inputWeight: 1,
       cachedInputWeight: 1,
       outputWeight: 1,

@@ -78,7 +78,7 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
     expect((await t.s.store.getKey(poor.id))!.balance).toBeGreaterThanOrEqual(0);
   });
 
-  it('lowers max_completion_tokens when that is the field the client used', async () => {
+  it('lowers the cap in both chat fields when the client used max_completion_tokens', async () => {
     const poor = await keyWithTokens(t.s.store, 40);
     await request(t.proxy.url)
       .post('/v1/chat/completions')
@@ -86,7 +86,7 @@ describe.each(storeKinds)('JSON completions (%s store)', (kind) => {
       .send(chatBody({ max_completion_tokens: 500 }))
       .expect(200);
     expect(t.upstream.calls[0].body.max_completion_tokens).toBeLessThan(40);
-    expect(t.upstream.calls[0].body.max_tokens).toBeUndefined();
+    expect(t.upstream.calls[0].body.max_tokens).toBe(t.upstream.calls[0].body.max_completion_tokens);
   });
 
   it('estimates usage with the tokenizer when the upstream reports none, and marks it estimated', async () => {

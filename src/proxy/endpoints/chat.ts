@@ -5,6 +5,7 @@ import { PromptSize } from '../../metering/estimate';
 import { TopLevelScan } from '../model-rewriter';
 import { completionTextTokens } from '../response-usage';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import { capOutput } from './output-cap';
 import { withStreamUsage } from './stream-usage';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
 
@@ -33,9 +34,7 @@ export const chatEndpoint: Endpoint<ChatRequest> = {
   stream: (request) => request.stream === true,
   upstreamBody(request, model, allowance) {
     const body: Record<string, unknown> = { ...request, model: model.upstreamModel, messages: upstreamMessages(request, model) };
-    const requested = requestedMaxTokens(request);
-    if (requested.value === undefined || allowance < requested.value) body[requested.field] = allowance;
-    return withStreamUsage(body, request, model);
+    return withStreamUsage(capOutput(body, model.outputCapFields.chat, allowance), request, model);
   },
   answer: {
     relay: 'parse',

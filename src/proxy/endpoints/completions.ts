@@ -10,6 +10,7 @@ import { countText } from '../../metering/estimate';
 import { TopLevelScan } from '../model-rewriter';
 import type { Endpoint } from '../pipeline/endpoint';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
+import { capOutput } from './output-cap';
 import { withStreamUsage } from './stream-usage';
 
 /** OpenAI's `max_tokens` when a completions request names none. */
@@ -41,9 +42,8 @@ export const completionsEndpoint: Endpoint<CompletionsRequest> = {
   promptWords: { noun: 'the prompt takes', field: 'prompt' },
   stream: (request) => request.stream === true,
   upstreamBody(request, model, allowance) {
-    const body: Record<string, unknown> = { ...request, model: model.upstreamModel };
     // Always named: servers differ in their default (llama.cpp's is unbounded), and the reservation covers this one.
-    if (request.max_tokens == null || allowance < request.max_tokens) body.max_tokens = allowance;
+    const body = capOutput({ ...request, model: model.upstreamModel }, model.outputCapFields.completions, allowance);
     return withStreamUsage(body, request, model);
   },
   answer: {

@@ -14,6 +14,7 @@ import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
 import { ResponseEventScan } from '../response-model';
 import { inputOutputUsage, usageObject } from './openai-usage';
+import { capOutput } from './output-cap';
 import { responseItemsRefusal, upstreamInput } from './response-items';
 
 /** The string values that are output text in a Responses stream: every `*.delta` event's `delta`. */
@@ -102,7 +103,7 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
     stream: (request) => request.stream === true,
     upstreamBody(request, model, allowance) {
       const body: Record<string, unknown> = { ...request, model: model.upstreamModel, input: upstreamInput(request, model) };
-      if (request.max_output_tokens == null || allowance < request.max_output_tokens) body.max_output_tokens = allowance;
+      capOutput(body, model.outputCapFields.responses, allowance);
       // A Responses stream always ends with its usage: nothing to ask for, nothing to hide.
       return { body, hideUsage: false };
     },

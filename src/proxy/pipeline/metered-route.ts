@@ -177,6 +177,7 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
       hideUsageChunk: hideUsage,
       answer: endpoint.answer,
       facts: r.facts,
+      reservedOutput: reserved.allowance * planned.choices,
       promptTokens: () => settledPrompt(route, planned.prompt, requestId),
       lease: meter.hold(accountId, requestId, model),
       resend: resender(upstream, req, res, next),
