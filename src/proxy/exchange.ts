@@ -5,7 +5,6 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { apiError, sendError, type ApiError } from '../http/errors';
-import { downstreamResponseHeaders } from '../http/http-headers';
 import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
@@ -13,7 +12,8 @@ import type { StreamDialect } from './pipeline/endpoint';
 
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
-import { SseTap, type Usage } from './sse-tap';
+import type { Usage } from './sse-tap';
+import { StreamRelay, type StreamHost } from './stream-relay';
 import { collect, decoded } from './upstream-body';
 import { closedWhileIdle, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 import { relayParsed, relayScanned, type RelayHost } from './answer-relay';
@@ -29,15 +29,13 @@ export class Exchange {
   private timedOut = false;
   private upstreamReq: ClientRequest | undefined;
   private upstreamRes: IncomingMessage | undefined;
-  private tap: SseTap | undefined;
+  /** The relay of a streamed answer, once it began. */
+  private stream: StreamRelay | undefined;
   /** The byte scan of a relayed JSON answer (embeddings), once it began. */
   private scan: JsonTap | undefined;
   private readonly started = performance.now();
   private streaming = false;
   private told = false;
-  /** A stream's usage line waits for its charge (chargeStream), and whether the upstream's stream has ended. */
-  private charging = false;
-  private upstreamEnded = false;
 
   constructor(
     private readonly deps: ExchangeDeps,
@@ -103,7 +101,7 @@ export class Exchange {
   fail(err: NodeJS.ErrnoException): void {
     if (this.clientGone) return;
     // A stream may have been charged at its usage line and still be passing what follows it.
-    if (this.tap) return this.res.writableEnded ? undefined : this.streamBroken(err);
+    if (this.stream) return this.res.writableEnded ? undefined : this.streamBroken(err);
     if (this.finished) return;
     if (this.scan) return this.scanBroken(err);
     if (closedWhileIdle(err, this.upstreamReq?.reusedSocket === true, this.upstreamRes !== undefined, this.timedOut)) {
@@ -131,94 +129,46 @@ export class Exchange {
     // The model server must stop generating: abort the upstream request at once.
     this.upstreamRes?.destroy();
     this.upstreamReq?.destroy();
-    const tap = this.tap;
-    if (tap) this.settle(tap.usage, CLIENT_CLOSED, () => tap.streamedCompletionTokens());
+    const stream = this.stream;
+    if (stream) this.settle(stream.tap.usage, CLIENT_CLOSED, stream.streamedTokens);
     else if (this.scan) this.settle(this.ctx.answer.usage({ usage: this.scan.usage }), CLIENT_CLOSED, () => 0);
     else this.release();
   }
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): void {
-    const hide = this.ctx.hideUsageChunk;
-    const tap = new SseTap({ model: this.ctx.model.idJson, dropUsageChunk: hide, parkUsage: !hide, dialect });
-    this.tap = tap;
-    const res = this.res;
-    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
-    // The headers usually leave with the first event (one write, not two); a model slow to its first token gets
-    // them on their own, at the end of this turn of the event loop.
-    const flush = setImmediate(() => res.flushHeaders());
+    const relay = new StreamRelay(
+      this.res,
+      { modelJson: this.ctx.model.idJson, hideUsage: this.ctx.hideUsageChunk, dialect },
+      this.streamHost(),
+    );
+    this.stream = relay;
     this.streaming = true;
     this.deps.metrics.activeStreams.inc();
-    let first = true;
-    let waiting = false;
-    const resume = () => {
-      waiting = false;
-      body.resume();
-    };
-    body.on('data', (chunk: Buffer) => {
-      const out = tap.push(chunk);
-      if (tap.answerId !== undefined && this.ctx.onAnswer) this.answered(tap.answerId, tap.usage);
-      if (first && out.length > 0) {
-        first = false;
-        clearImmediate(flush);
-        this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
-      }
-      // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
-      if (out.length > 0 && !res.write(out) && !waiting) {
-        waiting = true;
-        body.pause();
-        res.once('drain', resume);
-      }
-      if (tap.parked) this.chargeStream(tap, status);
-    });
-    body.once('end', () => {
-      if (this.clientGone || res.writableEnded) return;
-      this.upstreamEnded = true;
-      // The usage line waits for its charge: the charge's continuation ends the stream.
-      if (this.charging) return;
-      const last = tap.end();
-      if (!tap.parked) {
-        res.end(last);
-        void this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
-        return;
-      }
-      if (last.length > 0) res.write(last);
-      this.chargeStream(tap, status);
-    });
-    body.once('error', (err: NodeJS.ErrnoException) => this.fail(err));
-    proxyRes.once('close', () => {
-      if (!proxyRes.complete) this.fail(Object.assign(new Error('upstream closed the stream'), { code: 'ECONNRESET' }));
-    });
+    relay.start(status, proxyRes, body);
   }
 
-  /**
-   * The answer's whole usage has passed and waits in the tap: charge it now, then send its line showing the charge and
-   * what followed it (ending the stream if the upstream ended meanwhile). Once per stream.
-   */
-  private chargeStream(tap: SseTap, status: number): void {
-    if (this.charging || this.finished) return;
-    this.charging = true;
-    const charged = this.settle(tap.usage, status, () => tap.streamedCompletionTokens());
-    charged?.then((c) => {
-      this.charging = false;
-      const res = this.res;
-      if (this.clientGone || res.writableEnded) return;
-      const out = tap.unpark(c);
-      if (this.upstreamEnded) res.end(out.length > 0 ? Buffer.concat([out, tap.end()]) : tap.end());
-      else if (out.length > 0) res.write(out);
-    });
+  /** What the stream relay (stream-relay.ts) asks of this exchange: made for streams only. */
+  private streamHost(): StreamHost {
+    return {
+      finished: () => this.finished,
+      clientGone: () => this.clientGone,
+      firstEvent: () => this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000),
+      settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
+      answered: (answerId, usage) => {
+        if (this.ctx.onAnswer) this.answered(answerId, usage);
+      },
+      fail: (err) => this.fail(err),
+    };
   }
 
   /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
   private streamBroken(err: NodeJS.ErrnoException): void {
-    const tap = this.tap as SseTap;
+    const stream = this.stream as StreamRelay;
     this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
-    if (!this.res.writableEnded) {
-      tap.abandon();
-      this.res.end(tap.errorEvent(this.timedOut));
-    }
+    stream.broken(this.timedOut);
     this.upstreamRes?.destroy();
-    this.settle(tap.usage, this.res.statusCode, () => tap.streamedCompletionTokens());
+    this.settle(stream.tap.usage, this.res.statusCode, stream.streamedTokens);
   }
 
   /** What the JSON relays (answer-relay.ts) ask of this exchange. */

@@ -1,0 +1,131 @@
+/**
+ * Relays a streamed answer (SSE) to the client as it arrives, through the SseTap that rewrites its model name and
+ * finds its usage; the client's backpressure pauses the upstream. The usage line waits for its charge, so that it can
+ * show it (charge-shown.ts): the charge's continuation sends it and what followed, and ends the stream if the upstream
+ * ended meanwhile.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { downstreamResponseHeaders } from '../http/http-headers';
+import type { ShownCharge } from './charge-shown';
+import type { StreamDialect } from './pipeline/endpoint';
+import { SseTap, type Usage } from './sse-tap';
+
+/** What a stream relay asks of its exchange. */
+export interface StreamHost {
+  /** The exchange settled or released already. */
+  finished(): boolean;
+  /** The client went away. */
+  clientGone(): boolean;
+  /** The first bytes of the answer leave for the client. */
+  firstEvent(): void;
+  /** Charges the stream's usage (`estimate`: our count of what it streamed, asked only without usage). */
+  settle(usage: Usage | undefined, estimate: () => number): Promise<ShownCharge> | undefined;
+  /** The stream names an id the upstream stores (called before the client gets it). */
+  answered(answerId: string, usage: Usage | undefined): void;
+  fail(err: NodeJS.ErrnoException): void;
+}
+
+export interface StreamOptions {
+  /** The client's model name as JSON bytes (what the tap writes in place of the upstream's). */
+  modelJson: Buffer;
+  /** Drop the usage line: only we asked for it. */
+  hideUsage: boolean;
+  dialect: StreamDialect;
+}
+
+export class StreamRelay {
+  readonly tap: SseTap;
+  /** The usage line waits for its charge (charge()), and whether the upstream's stream has ended. */
+  private charging = false;
+  private upstreamEnded = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    options: StreamOptions,
+    private readonly host: StreamHost,
+  ) {
+    const { modelJson, hideUsage, dialect } = options;
+    this.tap = new SseTap({ model: modelJson, dropUsageChunk: hideUsage, parkUsage: !hideUsage, dialect });
+  }
+
+  /** Writes the head and relays the body until it ends. */
+  start(status: number, proxyRes: IncomingMessage, body: Readable): void {
+    const { res, tap, host } = this;
+    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
+    // The headers usually leave with the first event (one write, not two); a model slow to its first token gets
+    // them on their own, at the end of this turn of the event loop.
+    const flush = setImmediate(() => res.flushHeaders());
+    let first = true;
+    let waiting = false;
+    const resume = () => {
+      waiting = false;
+      body.resume();
+    };
+    body.on('data', (chunk: Buffer) => {
+      const out = tap.push(chunk);
+      if (tap.answerId !== undefined) host.answered(tap.answerId, tap.usage);
+      if (first && out.length > 0) {
+        first = false;
+        clearImmediate(flush);
+        host.firstEvent();
+      }
+      // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
+      if (out.length > 0 && !res.write(out) && !waiting) {
+        waiting = true;
+        body.pause();
+        res.once('drain', resume);
+      }
+      if (tap.parked) this.charge();
+    });
+    body.once('end', () => this.ended());
+    body.once('error', (err: NodeJS.ErrnoException) => host.fail(err));
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete) host.fail(Object.assign(new Error('upstream closed the stream'), { code: 'ECONNRESET' }));
+    });
+  }
+
+  /** Our count of what the stream carried, for an upstream that reported no usage. */
+  readonly streamedTokens = () => this.tap.streamedCompletionTokens();
+
+  /** The upstream stream broke after it began: end the client's stream with an error event. */
+  broken(timedOut: boolean): void {
+    if (this.res.writableEnded) return;
+    this.tap.abandon();
+    this.res.end(this.tap.errorEvent(timedOut));
+  }
+
+  private ended(): void {
+    const { res, tap } = this;
+    if (this.host.clientGone() || res.writableEnded) return;
+    this.upstreamEnded = true;
+    // The usage line waits for its charge: the charge's continuation ends the stream.
+    if (this.charging) return;
+    const last = tap.end();
+    if (!tap.parked) {
+      res.end(last);
+      void this.host.settle(tap.usage, this.streamedTokens);
+      return;
+    }
+    if (last.length > 0) res.write(last);
+    this.charge();
+  }
+
+  /**
+   * The answer's whole usage has passed and waits in the tap: charge it now, then send its line showing the charge and
+   * what followed it (ending the stream if the upstream ended meanwhile). Once per stream.
+   */
+  private charge(): void {
+    if (this.charging || this.host.finished()) return;
+    this.charging = true;
+    const { res, tap } = this;
+    const charged = this.host.settle(tap.usage, this.streamedTokens);
+    charged?.then((c) => {
+      this.charging = false;
+      if (this.host.clientGone() || res.writableEnded) return;
+      const out = tap.unpark(c);
+      if (this.upstreamEnded) res.end(out.length > 0 ? Buffer.concat([out, tap.end()]) : tap.end());
+      else if (out.length > 0) res.write(out);
+    });
+  }
+}
