@@ -151,6 +151,46 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
   ];
 }
 
+/** The filters (account, key, model, dates) and the CSV download. */
+function FilterForm(props: {
+  accounts: boolean;
+  keys: LedgerProps['keys'];
+  onSubmit: (event: SubmitEvent) => void;
+  download: () => void;
+  preparing: boolean;
+}) {
+  const { accounts, keys, onSubmit, download, preparing } = props;
+  return (
+    <form class="panel filters" onSubmit={onSubmit} aria-label="Filter the usage">
+      {accounts && <Field label="Account id" name="account_id" />}
+      {keys ? (
+        <div class="field">
+          <label for="f-key">Key</label>
+          <select id="f-key" name="key_id">
+            <option value="">All keys</option>
+            {keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      ) : (
+        <Field label="Key id" name="key_id" />
+      )}
+      <Field label="Model" name="model" />
+      <Field label="From" name="since" type="date" />
+      <Field label="To" name="until" type="date" />
+      <div class="buttons">
+        <button type="submit">Apply filters</button>
+        <button type="button" class="secondary" onClick={download} disabled={preparing}>
+          {preparing ? 'Preparing CSV…' : 'Download CSV'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
 export function Ledger(props: LedgerProps) {
   const [filter, setFilter] = useState<UsageFilter>({});
   const [rows, setRows] = useState<LedgerRecord[]>();
@@ -196,33 +236,7 @@ export function Ledger(props: LedgerProps) {
 
   return (
     <>
-      <form class="panel filters" onSubmit={apply} aria-label="Filter the usage">
-        {props.accounts && <Field label="Account id" name="account_id" />}
-        {props.keys ? (
-          <div class="field">
-            <label for="f-key">Key</label>
-            <select id="f-key" name="key_id">
-              <option value="">All keys</option>
-              {props.keys.map((k) => (
-                <option key={k.id} value={k.id}>
-                  {k.label}
-                </option>
-              ))}
-            </select>
-          </div>
-        ) : (
-          <Field label="Key id" name="key_id" />
-        )}
-        <Field label="Model" name="model" />
-        <Field label="From" name="since" type="date" />
-        <Field label="To" name="until" type="date" />
-        <div class="buttons">
-          <button type="submit">Apply filters</button>
-          <button type="button" class="secondary" onClick={download} disabled={csv.busy}>
-            {csv.busy ? 'Preparing CSV…' : 'Download CSV'}
-          </button>
-        </div>
-      </form>
+      <FilterForm accounts={props.accounts === true} keys={props.keys} onSubmit={apply} download={download} preparing={csv.busy} />
       {csv.error && <ErrorNote message={`The CSV could not be made: ${csv.error}`} />}
       {load.error && <ErrorNote message={`Could not load the usage: ${load.error}`} />}
       {rows === undefined ? (

@@ -6,7 +6,7 @@ import type { CodeObject, GeneratedCodeObject, ProductObject } from '../api-type
 import { downloadText } from '../download';
 import { date, endOfDay, isoTime, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
-import { Empty, ErrorNote, Field, Loaded, Named, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
+import { Empty, ErrorNote, Field, Loaded, Named, Notice, PageTitle, formValue, useAction, useResource, type Resource } from '../ui';
 
 /** The codes' columns; a code's product reads by its name where the catalog has it. */
 function codeColumns(products: ProductObject[]): Column<CodeObject>[] {
@@ -69,6 +69,50 @@ function codeColumns(products: ProductObject[]): Column<CodeObject>[] {
   ];
 }
 
+/** The form that generates a batch: for a product, or for a token amount with its validity. */
+function GenerateForm(props: {
+  products: Resource<ProductObject[]>;
+  action: ReturnType<typeof useAction>;
+  onSubmit: (event: SubmitEvent) => void;
+}) {
+  const { products, action, onSubmit } = props;
+  return (
+    <form class="panel grid-form" onSubmit={onSubmit} aria-labelledby="generate-title">
+      <h2 id="generate-title">Generate codes</h2>
+      <div class="field">
+        <label for="code-product">Product</label>
+        <select id="code-product" name="product_id">
+          <option value="">A token amount (below)</option>
+          {products.state === 'ready' &&
+            products.data.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name} ({tokens(p.tokens)} tokens)
+              </option>
+            ))}
+        </select>
+      </div>
+      <Field label="Tokens" id="code-tokens" name="tokens" type="number" min={1} step={1} hint="When no product is chosen." />
+      <Field
+        label="Valid for (days)"
+        id="code-days"
+        name="valid_days"
+        type="number"
+        min={1}
+        step={1}
+        hint="Of the package, after redemption."
+      />
+      <Field label="How many" id="code-count" name="count" type="number" min={1} max={1000} step={1} required defaultValue="10" />
+      <Field label="Redeemable until" id="code-expires" name="expires" type="date" hint="Optional." />
+      {action.error && <ErrorNote message={action.error} />}
+      <div>
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Generating…' : 'Generate'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
 export function AdminCodes(_props: PageProps) {
   const [codes, reload] = useResource(() => api.admin.codes());
   const [products] = useResource(() => api.admin.products());
@@ -117,39 +161,7 @@ export function AdminCodes(_props: PageProps) {
           </button>
         </section>
       ) : (
-        <form class="panel grid-form" onSubmit={generate} aria-labelledby="generate-title">
-          <h2 id="generate-title">Generate codes</h2>
-          <div class="field">
-            <label for="code-product">Product</label>
-            <select id="code-product" name="product_id">
-              <option value="">A token amount (below)</option>
-              {products.state === 'ready' &&
-                products.data.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name} ({tokens(p.tokens)} tokens)
-                  </option>
-                ))}
-            </select>
-          </div>
-          <Field label="Tokens" id="code-tokens" name="tokens" type="number" min={1} step={1} hint="When no product is chosen." />
-          <Field
-            label="Valid for (days)"
-            id="code-days"
-            name="valid_days"
-            type="number"
-            min={1}
-            step={1}
-            hint="Of the package, after redemption."
-          />
-          <Field label="How many" id="code-count" name="count" type="number" min={1} max={1000} step={1} required defaultValue="10" />
-          <Field label="Redeemable until" id="code-expires" name="expires" type="date" hint="Optional." />
-          {action.error && <ErrorNote message={action.error} />}
-          <div>
-            <button type="submit" disabled={action.busy}>
-              {action.busy ? 'Generating…' : 'Generate'}
-            </button>
-          </div>
-        </form>
+        <GenerateForm products={products} action={action} onSubmit={generate} />
       )}
       {downloaded && <Notice>The codes were downloaded. Hand them out; each works once.</Notice>}
 

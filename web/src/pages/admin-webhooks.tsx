@@ -102,6 +102,28 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpointObject }) {
   );
 }
 
+/** The new endpoint's signing secret, shown once. */
+function SecretPanel(props: { secret: string; done: () => void }) {
+  const { secret, done } = props;
+  return (
+    <section class="panel secret" aria-labelledby="secret-title">
+      <h2 id="secret-title">Signing secret of the new endpoint</h2>
+      <p class="warning">
+        <strong>Copy it now: it will not be shown again.</strong> The receiver checks each delivery's signature with it.
+      </p>
+      <div class="secret-row">
+        <label for="webhook-secret" class="visually-hidden">
+          Signing secret
+        </label>
+        <input id="webhook-secret" readOnly value={secret} onFocus={(e) => e.currentTarget.select()} />
+      </div>
+      <button type="button" class="secondary" onClick={done}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
 export function AdminWebhooks(_props: PageProps) {
   const [endpoints, reload] = useResource(() => api.admin.webhooks());
   const [created, setCreated] = useState<NewWebhookEndpointObject>();
@@ -127,21 +149,7 @@ export function AdminWebhooks(_props: PageProps) {
     <>
       <PageTitle title="Webhooks">Webhooks</PageTitle>
       {created ? (
-        <section class="panel secret" aria-labelledby="secret-title">
-          <h2 id="secret-title">Signing secret of the new endpoint</h2>
-          <p class="warning">
-            <strong>Copy it now: it will not be shown again.</strong> The receiver checks each delivery's signature with it.
-          </p>
-          <div class="secret-row">
-            <label for="webhook-secret" class="visually-hidden">
-              Signing secret
-            </label>
-            <input id="webhook-secret" readOnly value={created.secret} onFocus={(e) => e.currentTarget.select()} />
-          </div>
-          <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
-            I have stored it
-          </button>
-        </section>
+        <SecretPanel secret={created.secret} done={() => setCreated(undefined)} />
       ) : (
         <form class="panel grid-form" onSubmit={create} aria-labelledby="new-webhook-title">
           <h2 id="new-webhook-title">New endpoint</h2>

@@ -1,0 +1,122 @@
+/**
+ * The models file's schema (zod), and its refusals in one line naming the entry and the field. Every field beyond the
+ * core ones is optional with a permissive default; models.ts resolves what the schema cannot check alone.
+ */
+import { z } from 'zod';
+import { limitsSchema } from '../limits/limits';
+import { ENDPOINTS } from './endpoints';
+import { capabilitiesSchema } from './capabilities-schema';
+import { outputCapFieldsSchema } from './output-caps';
+
+const httpUrl = z
+  .string()
+  .url('must be a URL')
+  .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
+
+export const upstreamSchema = z.strictObject({
+  name: z.string().min(1),
+  url: httpUrl,
+  /** The environment variable holding this upstream's API key (never the key itself in the file). */
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .optional(),
+  /** Default for its models' `stream_include_usage`. */
+  stream_include_usage: z.boolean().optional(),
+  /** Default for its models' `output_cap_fields`. */
+  output_cap_fields: outputCapFieldsSchema.optional(),
+});
+
+const modelSchema = z.strictObject({
+  /** What clients send as `model`: `<vendor>/<model_name>`. */
+  id: z.string().regex(/^[^\s/]+\/[^\s]+$/, 'must look like <vendor>/<model_name>'),
+  /** Other names clients may use for this model. */
+  aliases: z.array(z.string().min(1)).default([]),
+  /** The name sent upstream. Default: the id. */
+  upstream_model: z.string().min(1).optional(),
+  /** One of `upstreams` by name. */
+  upstream: z.string().min(1).optional(),
+  /** The upstream's base URL including /v1 (uses UPSTREAM_API_KEY). Default: UPSTREAM_URL. */
+  upstream_url: httpUrl.optional(),
+  /** Context window in tokens (prompt plus completion). */
+  context_length: z.number().int().positive(),
+  /** Most completion tokens one request may ask for; the reservation when the client names none. */
+  max_output_tokens: z.number().int().positive(),
+  /** The endpoints the model serves: chat, completions, embeddings, responses. Default: chat, completions, responses. */
+  endpoints: z
+    .array(z.enum(ENDPOINTS, { error: `must be one of ${ENDPOINTS.join(', ')}` }))
+    .min(1, 'must name at least one endpoint')
+    .optional(),
+  /**
+   * Tokens charged per prompt token, per prompt token the upstream reports as cached, and per completion token.
+   * Default 1, the input weight, and 1.
+   */
+  quota_weight: z
+    .strictObject({
+      input: z.number().positive().default(1),
+      cached_input: z.number().nonnegative().optional(),
+      output: z.number().positive().default(1),
+    })
+    .default({ input: 1, output: 1 }),
+  /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
+  stream_include_usage: z.boolean().optional(),
+  /** The body fields each endpoint's output allowance is written into. Default: the upstream's, else output-caps.ts's. */
+  output_cap_fields: outputCapFieldsSchema.optional(),
+  capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
+  /** For display on /v1/models: price per million tokens (cached input: default the input price; an embeddings-only model has no output price). */
+  pricing: z
+    .strictObject({
+      input: z.number().nonnegative(),
+      cached_input: z.number().nonnegative().optional(),
+      output: z.number().nonnegative().optional(),
+      currency: z.string().min(1).default('USD'),
+    })
+    .optional(),
+  /** Rate and concurrency limits shared by every account: `{rpm, tpm, max_concurrent}`, each optional. Default none. */
+  limits: limitsSchema.optional(),
+  /** Unix time shown as `created` on /v1/models. Default: when the file was loaded. */
+  created: z.number().int().nonnegative().optional(),
+  /** Shown as `owned_by`. Default: the vendor part of the id. */
+  owned_by: z.string().min(1).optional(),
+});
+
+export const fileSchema = z.strictObject({
+  upstreams: z.array(upstreamSchema).default([]),
+  models: z.array(modelSchema).min(1, 'must list at least one model'),
+});
+
+export type ModelEntry = z.input<typeof modelSchema>;
+
+export type ParsedFile = z.output<typeof fileSchema>;
+export type ParsedModel = ParsedFile['models'][number];
+
+export class ModelsFileError extends Error {
+  override name = 'ModelsFileError';
+}
+
+/** The file's content checked against its schema; a refusal names the entry and field in one line. */
+export function parseModelsFile(content: unknown, source: string): ParsedFile {
+  const parsed = fileSchema.safeParse(content);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
+  const where = path.length
+    ? path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '')
+    : 'top level';
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? 'is not a known field'
+      : issue.message.endsWith('received undefined')
+        ? 'is required'
+        : issue.message;
+  throw new ModelsFileError(`${source}: ${where}${describeEntry(content, path)}: ${message}`);
+}
+
+function describeEntry(content: unknown, path: readonly PropertyKey[]): string {
+  if (path[0] !== 'models' || typeof path[1] !== 'number') return '';
+  const entry = (content as { models?: unknown[] }).models?.[path[1]] as { id?: unknown } | undefined;
+  return typeof entry?.id === 'string' ? ` (${entry.id})` : '';
+}
