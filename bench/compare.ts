@@ -12,7 +12,7 @@ import { closedLoop, type Endpoint } from './load';
 import { cpuMs } from './proc-stats';
 import { canPin, killAllOnExit, pinSelf, startProcess } from './processes';
 import { spread, type Spread } from './report';
-import { compileServers, redisProcess, serverProcess } from './servers';
+import { compileServers, redisProcess, serverProcess, TOKENMETER_ENV } from './servers';
 import { endpoint, jsonBody, NO_KEY, streamBody } from './workload';
 
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 12);
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   const runs: Running[] = [];
   for (const [i, build] of builds.entries()) {
     const env = build
-      ? { ...process.env, UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `redis://127.0.0.1:${redisPort}/${i}` }
+      ? { ...process.env, ...TOKENMETER_ENV, UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `redis://127.0.0.1:${redisPort}/${i}` }
       : { ...process.env, UPSTREAM_ORIGIN: upstreamUrl };
     const script = build ? build.server : (serverProcess('', 'passthrough-server', {}).args.at(-1) as string);
     runs.push(await startTraced(build?.label ?? 'passthrough', script, env));

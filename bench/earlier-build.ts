@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNodeArgs } from '../test/helpers/processes';
 import type { StartOptions } from './processes';
+import { TOKENMETER_ENV } from './servers';
 
 const ROOT = join(__dirname, '..');
 
@@ -63,7 +64,7 @@ export function earlierProcess(build: EarlierBuild, label: string, upstreamUrl: 
     name: label,
     command: process.execPath,
     args: ['--expose-gc', ...startNodeArgs(), build.server],
-    env: { ...process.env, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
+    env: { ...process.env, ...TOKENMETER_ENV, PORT: '0', UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `${redisUrl}/1` },
   };
 }
 

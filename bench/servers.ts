@@ -14,6 +14,13 @@ export function compileServers(): void {
 }
 
 /**
+ * What every tokenmeter target is started with: the mock paces a stream by a request header, which tokenmeter forwards
+ * upstream only when the operator lists it (headers go upstream by allow-list since 6d261d0). Without it the "paced"
+ * streams are not paced, and RSS and CPU per paced stream measure nothing.
+ */
+export const TOKENMETER_ENV = { UPSTREAM_FORWARD_HEADERS: 'x-mock-chunk-delay-ms' };
+
+/**
  * How to start one compiled server (`mock-upstream`, `passthrough-server`, `tokenmeter-server`) on a free port; with
  * --expose-gc, so that SIGUSR2 can collect its garbage before RSS is read (see gc-on-signal.ts). tokenmeter runs with
  * the node flags of `npm start`, as operators run it; the other servers with node's defaults.
@@ -25,7 +32,7 @@ export function serverProcess(name: string, server: string, env: Record<string, 
     command: process.execPath,
     args: ['--expose-gc', ...product, ...nodeArgs, join(BUILD, `${server}.js`)],
     // PORT for the proxies, MOCK_PORT for the mock upstream.
-    env: { ...process.env, PORT: '0', MOCK_PORT: '0', ...env },
+    env: { ...process.env, PORT: '0', MOCK_PORT: '0', ...(server === 'tokenmeter-server' ? TOKENMETER_ENV : {}), ...env },
   };
 }
 
