@@ -3,31 +3,26 @@
  * as before limits existed (RESERVE and SETTLE, nothing touching a limit key); key and account limits add work inside
  * those scripts but no call; only a model with limits adds its own. Budgets likewise: none, no write; some, no call.
  */
-import Redis from 'ioredis';
 import request from 'supertest';
 import { proxyFixture } from '../helpers/fixture';
 import { chatBody, settled } from '../helpers/proxy';
 import { eventually } from '../helpers/eventually';
+import { startMonitor } from '../helpers/monitor';
 import { keyWithTokens, testRedisUrl } from '../helpers/stores';
 
 describe('the cost of limits in Redis calls', () => {
   const t = proxyFixture('redis', { models: [{}, { id: 'acme/limited', limits: { rpm: 1_000 } }] });
-  let base: Redis;
-  let monitor: Redis;
+  let watch: Awaited<ReturnType<typeof startMonitor>> | undefined;
   /** [client commands (the proxy's calls), commands run inside scripts] while a request runs. */
   let seen: { lua: boolean; args: string[] }[] = [];
   /** The commands of the last request callsFor measured. */
   let last: { lua: boolean; args: string[] }[] = [];
 
   beforeAll(async () => {
-    base = new Redis(testRedisUrl());
-    monitor = await base.monitor();
-    monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ lua: source === 'lua', args }));
+    watch = await startMonitor(testRedisUrl());
+    watch.monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ lua: source === 'lua', args }));
   });
-  afterAll(() => {
-    monitor.disconnect();
-    base.disconnect();
-  });
+  afterAll(() => watch?.close());
 
   /** Waits until MONITOR has delivered everything Redis ran so far (it is ordered: a marker command flushes it). */
   async function flush(): Promise<void> {
