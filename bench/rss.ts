@@ -1,7 +1,7 @@
 /**
- * The memory probe: RSS per open paced stream, and where it lives (JS heap, external buffers, the rest), for the
- * passthrough and tokenmeter on Redis, on the Node that runs it (`npx tsx bench/rss.ts`, or with another node first
- * on PATH). Options for the targets' node go in BENCH_NODE_ARGS (`--max-semi-space-size=4`, say).
+ * The memory probe: RSS per open paced stream, and where it lives (JS heap, external buffers, the rest), then CPU per
+ * paced stream from a second batch, for the passthrough and tokenmeter on Redis, on the Node that runs it (`npx tsx
+ * bench/rss.ts`, or with another node first on PATH). Options for the targets' node go in BENCH_NODE_ARGS (`--max-semi-space-size=4`, say).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop, holdStreams } from './load';
 import { freePort } from '../test/helpers/redis-server';
 import { killAllOnExit, startProcess } from './processes';
-import { rssKiB } from './proc-stats';
+import { cpuMs, rssKiB } from './proc-stats';
 import { compileServers, redisProcess, serverProcess } from './servers';
 import { endpoint, NO_KEY, settings, streamBody, jsonBody } from './workload';
 
@@ -51,10 +51,14 @@ async function probe(
     return collected(started.pid, file);
   });
   const per = (f: keyof Memory | 'vmRss') => ((held.during[f] - before[f]) / held.open / 1024).toFixed(1);
+  // CPU per paced stream from a second batch of its own, as bench/measure.ts does: the GCs asked for above are not its.
+  const cpuBefore = cpuMs(started.pid);
+  const timed = await holdStreams(paced, streams, async () => undefined);
+  const pacedCpuUs = ((cpuMs(started.pid) - cpuBefore) * 1000) / timed.completed;
   console.log(
     `${label} (${process.version}${nodeArgs.length ? ' ' + nodeArgs.join(' ') : ''}): ${held.open} streams open; KiB per stream: ` +
       `RSS ${per('vmRss')}, heap ${per('heapTotal')} (used ${per('heapUsed')}), external ${per('external')} (array buffers ${per('arrayBuffers')}); ` +
-      `failed ${held.failed}`,
+      `CPU per paced stream ${pacedCpuUs.toFixed(0)} µs; failed ${held.failed + timed.failed}`,
   );
   await started.stop();
 }
