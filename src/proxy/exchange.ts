@@ -34,7 +34,6 @@ export class Exchange {
   /** The byte scan of a relayed JSON answer (embeddings), once it began. */
   private scan: JsonTap | undefined;
   private readonly started = performance.now();
-  private streaming = false;
   private told = false;
 
   constructor(
@@ -142,7 +141,6 @@ export class Exchange {
       this.streamHost(),
     );
     this.stream = relay;
-    this.streaming = true;
     this.deps.metrics.activeStreams.inc();
     relay.start(status, proxyRes, body);
   }
@@ -290,6 +288,6 @@ export class Exchange {
   private end(): void {
     this.finished = true;
     this.ctx.lease.stop();
-    if (this.streaming) this.deps.metrics.activeStreams.dec();
+    if (this.stream) this.deps.metrics.activeStreams.dec();
   }
 }
