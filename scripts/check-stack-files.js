@@ -62,7 +62,7 @@ if (healthcheck && composeTest) {
   }
 }
 if (!/^CMD \["node", "dist\/server\.js"\]$/m.test(dockerfile)) problems.push('Dockerfile: CMD is not ["node", "dist/server.js"]');
-// The image runs node with the same flags as `npm start` (they size V8's heap; see README, Node support).
+// The image runs node with the same flags as `npm start` (they size V8's heap; see docs/development.md, Node support).
 const startFlags = (/^node ((?:--\S+ )*)dist\/server\.js$/.exec(JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.start) ?? [])[1];
 const imageFlags = (/^ENV NODE_OPTIONS=(.*)$/m.exec(dockerfile) ?? [])[1];
 if (startFlags === undefined) problems.push('package.json: scripts.start is not `node [--flags] dist/server.js`');

@@ -9,7 +9,7 @@ import { z } from 'zod';
 export interface OptionKind<S extends z.ZodType = z.ZodType> {
   /** Checks a value as the library takes it, fills in the default, resolves units (a size to bytes). */
   schema: S;
-  /** The default as a user writes it (`4mb`, not 4194304), as the README's default column shows it; undefined: unset. */
+  /** The default as a user writes it (`4mb`, not 4194304), as docs/configuration.md's default column shows it; undefined: unset. */
   default: string | number | boolean | undefined;
   /** A variable's string as the value `schema` checks; a string it cannot read is passed on for `schema` to refuse. */
   fromEnv: (raw: string) => unknown;

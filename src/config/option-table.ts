@@ -4,8 +4,8 @@
  * carry). `meter` options are also createTokenmeter's; `server` ones are the process's alone. The library's schema,
  * the environment's parser and the TypeScript types are all derived from this table.
  *
- * Adding an option: one entry here (the kind's argument is the default), then its row in README's Configuration
- * table (and, for a `meter` option, in "Use as middleware"'s options table); test/config/option-table.test.ts says
+ * Adding an option: one entry here (the kind's argument is the default), then its row in docs/configuration.md's
+ * table (and, for a `meter` option, in docs/library.md's options table); test/config/option-table.test.ts says
  * what is missing. Its value reaches the code as `config.<name>`.
  */
 import { hostname } from 'node:os';

@@ -11,7 +11,7 @@ import type { SessionStore } from '../store/ports/session-store';
 import type { ServingStore, Store } from '../store/ports/store';
 import type { LOG_LEVELS, PlainOptions } from './option-table';
 
-/** Who the host says a request is from (see README "Use as middleware"). */
+/** Who the host says a request is from (see docs/library.md). */
 export interface Identity {
   /** The account charged: its balance pays, its ledger records the request. */
   accountId: string;
@@ -61,7 +61,7 @@ export type TokenmeterOptions = PlainOptions & LibraryParts;
 /**
  * The options with a host's own store that implements only the metering and key-lookup ports (its accounts and
  * balances live in its own system): the routes that manage accounts, keys and money are then off, so `adminToken`,
- * `sessions`, `commerce` and Stripe's secrets are refused (README, "Use as middleware").
+ * `sessions`, `commerce` and Stripe's secrets are refused (docs/library.md).
  */
 export interface ServingStoreOptions extends Omit<TokenmeterOptions, 'store'> {
   store: ServingStore;

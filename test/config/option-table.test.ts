@@ -1,39 +1,21 @@
 /**
  * The option table is the one place an option is written: each has one name (its variable is that name in
- * UPPER_SNAKE_CASE, its resolved value sits under it), and README's tables list exactly the table's options, with
- * the table's defaults.
+ * UPPER_SNAKE_CASE, its resolved value sits under it), and the manual's tables (docs/configuration.md, and the
+ * options table of docs/library.md) list exactly the table's options, with the table's defaults.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { envName, loadConfig } from '../../src/config/config';
 import { OPTIONS, type OptionName } from '../../src/config/option-table';
 import type { TokenmeterOptions } from '../../src/config/option-types';
 import { LIBRARY_PARTS, meterConfig, meterOptionsSchema, parseOptions } from '../../src/config/options';
+import { readDoc, tableRows } from '../helpers/markdown';
 
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 const names = Object.keys(OPTIONS) as OptionName[];
 const meterNames = names.filter((name) => OPTIONS[name].scope === 'meter');
 const serverNames = names.filter((name) => OPTIONS[name].scope === 'server');
 const SERVER_MARK = '**server only:**';
 
-/** The rows (cells, trimmed) of the table whose first header is `header`, in README's section `## heading`. */
-function readmeTable(heading: string, header: string): string[][] {
-  const section = README.split(/^## /m).find((s) => s.startsWith(`${heading}\n`));
-  if (!section) throw new Error(`README has no section ${heading}`);
-  const lines = section.split('\n');
-  const start = lines.findIndex((line) => new RegExp(`^\\|\\s*${header}\\s*\\|`).test(line));
-  if (start < 0) throw new Error(`README's ${heading} has no table headed ${header}`);
-  const rows: string[][] = [];
-  for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
-    rows.push(
-      lines[i]
-        .slice(1, -1)
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
+/** The rows of the table headed `header` on the manual's page `path`. */
+const docTable = (path: string, header: string): string[][] => tableRows(readDoc(path), header, path);
 
 const codeNames = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
 
@@ -67,11 +49,11 @@ describe('the option table', () => {
   });
 });
 
-describe('README’s configuration tables', () => {
-  const rows = readmeTable('Configuration', 'variable');
+describe('the manual’s configuration tables', () => {
+  const rows = docTable('docs/configuration.md', 'variable');
   const byVariable = new Map(rows.map((row) => [codeNames(row[0])[0], row]));
 
-  it('has one Configuration row per variable, and no row that names none', () => {
+  it('has one row per variable in docs/configuration.md, and no row that names none', () => {
     const variables = rows.map((row) => codeNames(row[0]));
     expect(variables.every((v) => v.length === 1)).toBe(true);
     expect(variables.flat().sort()).toEqual(names.map((name) => OPTIONS[name].env).sort());
@@ -84,8 +66,8 @@ describe('README’s configuration tables', () => {
     expect(meaning?.startsWith(SERVER_MARK)).toBe(option.scope === 'server');
   });
 
-  it('lists every option of createTokenmeter in the "Use as middleware" table, and no other name', () => {
-    const listed = readmeTable('Use as middleware', 'option').map((row) => codeNames(row[0]));
+  it('lists every option of createTokenmeter in docs/library.md’s options table, and no other name', () => {
+    const listed = docTable('docs/library.md', 'option').map((row) => codeNames(row[0]));
     expect(listed.every((row) => row.length > 0)).toBe(true);
     expect(listed.flat().sort()).toEqual([...meterNames, ...LIBRARY_PARTS].sort());
   });

@@ -121,8 +121,8 @@ function refusal(reservation: Exclude<ReserveResult, { kind: 'reserved' | 'rate_
 }
 
 /**
- * What falls short, said plainly: below zero is debt (an answer cost more than was reserved, README's "How a request
- * is metered"), which the next package pays first.
+ * What falls short, said plainly: below zero is debt (an answer cost more than was reserved, docs/endpoints-and-metering.md,
+ * "How a request is metered"), which the next package pays first.
  */
 function shortfall(available: number, limitedBy: 'account' | 'key'): string {
   if (limitedBy === 'key') {

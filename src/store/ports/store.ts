@@ -17,8 +17,8 @@ export interface Store extends MeteringStore, KeyStore, AccountStore, UsageLedge
 
 /**
  * What serving the OpenAI routes needs: metering and key lookup. A host whose accounts and balances live in its own
- * system implements these alone; the routes that manage accounts, keys and money then stay off (README, "Use as
- * middleware").
+ * system implements these alone; the routes that manage accounts, keys and money then stay off (docs/library.md,
+ * "Your own store").
  */
 export type ServingStore = MeteringStore & KeyLookup;
 

@@ -2,7 +2,7 @@
 import type { UnixSeconds } from './common';
 import type { Settlement } from './metering';
 
-/** Every event type, in the README's order. `usage.settled` is only sent to endpoints that name it (opt-in). */
+/** Every event type, in docs/webhooks-and-events.md's order. `usage.settled` is only sent to endpoints that name it (opt-in). */
 export const EVENT_TYPES = [
   'key.created',
   'key.revoked',

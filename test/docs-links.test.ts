@@ -1,0 +1,58 @@
+/**
+ * The manual holds together: every relative link in README.md and docs/*.md reaches a file that exists, and every
+ * `#anchor` a heading of the page it points at (GitHub's anchors), so moving or renaming a section breaks a test, not a
+ * reader's click. And README stays a front door.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { anchors, linkTargets, manualPages, readDoc, ROOT, slug } from './helpers/markdown';
+
+const pages = manualPages();
+
+/** Where a link on `page` leads: the file (from the root) and the anchor, or null for a link off the repository. */
+function resolve(page: string, target: string): { file: string; anchor?: string } | null {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) return null; // https:, mailto: …
+  const [path, anchor] = target.split('#', 2);
+  const file = path === '' ? page : relative(ROOT, normalize(join(ROOT, dirname(page), decodeURIComponent(path))));
+  return { file, anchor };
+}
+
+const links = pages.flatMap((page) => linkTargets(readDoc(page)).map((target) => ({ page, target, to: resolve(page, target) })));
+const internal = links.filter((l) => l.to !== null);
+
+describe('the manual’s links', () => {
+  it('finds the links it checks: README points into docs/, and the pages point at each other', () => {
+    expect(pages).toContain('docs/configuration.md');
+    expect(internal.filter((l) => l.page === 'README.md' && l.to!.file.startsWith('docs/')).length).toBeGreaterThan(10);
+    expect(internal.filter((l) => l.page !== 'README.md' && l.to!.anchor !== undefined).length).toBeGreaterThan(10);
+  });
+
+  it('leads every relative link to a file or folder of the repository, inside it', () => {
+    const broken = internal.filter(({ to }) => to!.file.startsWith('..') || !existsSync(join(ROOT, to!.file)));
+    expect(broken.map(({ page, target }) => `${page}: ${target}`)).toEqual([]);
+  });
+
+  it('leads every #anchor to a heading of the page it names', () => {
+    const broken = internal.filter(({ to }) => {
+      if (to!.anchor === undefined) return false;
+      const file = join(ROOT, to!.file);
+      if (!existsSync(file) || statSync(file).isDirectory() || !file.endsWith('.md')) return true;
+      return !anchors(readDoc(to!.file)).has(to!.anchor);
+    });
+    expect(broken.map(({ page, target }) => `${page}: ${target}`)).toEqual([]);
+  });
+
+  it('makes anchors as GitHub does', () => {
+    expect(slug('The charge, shown')).toBe('the-charge-shown');
+    expect(slug('Upgrading from a version before accounts')).toBe('upgrading-from-a-version-before-accounts');
+    expect(slug('`usage.settled` as CloudEvents')).toBe('usagesettled-as-cloudevents');
+    expect([...anchors('# A\n\n```sh\n# not a heading\n```\n\n## A\n## B: c\n')]).toEqual(['a', 'a-1', 'b-c']);
+  });
+});
+
+test('README is a front door: at most 300 lines, with a line in its map for every page of docs/', () => {
+  const readme = readDoc('README.md');
+  expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+  const mapped = new Set(internal.filter((l) => l.page === 'README.md').map((l) => l.to!.file));
+  expect(pages.filter((p) => p.startsWith('docs/') && !mapped.has(p))).toEqual([]);
+});
