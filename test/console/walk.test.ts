@@ -162,6 +162,10 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     await settledPage(page, 'API keys');
     await expect(page.getByText('No keys yet.').count()).resolves.toBe(1);
+    // The list comes first; the form opens in a dialog.
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
     await page.getByLabel('Name').fill(ATTACK);
     await page.getByLabel('Spending cap (tokens)').fill('20000');
     // The models come from GET /console/api/models, offered as checkboxes.
@@ -173,7 +177,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Tokens per period').fill('100000');
     await page.getByLabel('Period', { exact: true }).selectOption('week');
     await review(w, 'keys-form');
-    await page.getByRole('button', { name: 'Create key' }).click();
+    await dialog.getByRole('button', { name: 'Create key' }).click();
 
     await page.getByText('it will not be shown again').waitFor();
     const field = page.getByLabel('Secret of the new key');
@@ -284,10 +288,12 @@ describe('the console in Chromium', () => {
     await page.getByRole('link', { name: 'API keys' }).focus();
     await page.keyboard.press('Enter');
     await settledPage(page, 'API keys');
-    // Navigation moves focus to the page's heading; the next Tab is the form's first field.
+    // Navigation moves focus to the page's heading; the next Tab is "Create key", whose dialog takes focus to its first field.
     await focusReaches('API keys');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('f-name');
+    expect(await focused()).toBe('Create key');
+    await page.keyboard.press('Enter');
+    await focusReaches('f-name');
     await page.keyboard.type('keyboard');
     await page.keyboard.press('Enter');
     await page.getByText('it will not be shown again').waitFor();
@@ -296,6 +302,8 @@ describe('the console in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
     await tabTo('I have stored it');
     await page.keyboard.press('Enter');
+    // The dialog gives focus back to the button that opened it.
+    await focusReaches('Create key');
 
     await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
     await page.keyboard.press('Enter');
@@ -325,7 +333,7 @@ describe('the console in Chromium', () => {
     await page.goto(`${url}/console/`);
     await settledPage(page, 'Overview');
     const labels = await followNavigation(page);
-    expect(labels).toEqual(['Overview', 'API keys', 'Buy tokens', 'Usage', 'Models']);
+    expect(labels).toEqual(['Overview', 'API keys', 'Buy tokens', 'Usage', 'Settings', 'Models']);
     // The last link led to the model page, which the server renders: the same links, the account, Sign out.
     expect(new URL(page.url()).pathname).toBe('/console/models');
     expect(await navLabels(page)).toEqual(labels);
