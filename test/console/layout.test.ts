@@ -39,8 +39,30 @@ describe('the console’s layout at desktop and phone width', () => {
   let key: string;
 
   beforeAll(async () => {
-    // Priced as a real catalog is: the prices are what wrapped ("0.05 / USD").
-    c = await startConsole('memory', {}, { models: [{ pricing: { input: 0.05, output: 0.4, currency: 'USD' } }] });
+    // A catalog as busy as a real one: prices (what wrapped as "0.05 / USD"), cached input, a long id, a list of
+    // sampling parameters; enough to squeeze the table's columns at 1280 px.
+    c = await startConsole(
+      'memory',
+      {},
+      {
+        models: [
+          { pricing: { input: 0.05, output: 0.4, currency: 'USD' } },
+          {
+            id: 'acme/an-unusually-long-model-name-2025-instruct',
+            upstream_model: 'Acme/Long-Instruct',
+            pricing: { input: 1.25, cached_input: 0.125, output: 10, currency: 'USD' },
+            quota_weight: { input: 1, cached_input: 0.25, output: 4 },
+            capabilities: {
+              tools: true,
+              json_mode: false,
+              vision: false,
+              developer_role: 'system',
+              sampling_parameters: ['temperature', 'top_p', 'frequency_penalty'],
+            },
+          },
+        ],
+      },
+    );
     url = c.proxy.url;
     const account = await accountWithPassword(c.s.store, EMAIL);
     await admin(url).post(`/admin/accounts/${account.id}/packages`, { tokens: 100_000 }).expect(201);
@@ -152,7 +174,11 @@ describe('the console’s layout at desktop and phone width', () => {
         for (const label of ['Key', 'Model']) {
           await expect(page.getByLabel(label, { exact: true }).evaluate((el: { tagName: string }) => el.tagName)).resolves.toBe('SELECT');
         }
-        await expect(page.getByLabel('Model', { exact: true }).locator('option').allInnerTexts()).resolves.toEqual(['All models', MODEL]);
+        await expect(page.getByLabel('Model', { exact: true }).locator('option').allInnerTexts()).resolves.toEqual([
+          'All models',
+          MODEL,
+          'acme/an-unusually-long-model-name-2025-instruct',
+        ]);
         const times = await page.locator('table.list tbody td[data-label="Time"]').allInnerTexts();
         for (const t of times) expect(t).toMatch(/\d{2}:\d{2}:\d{2} (UTC|GMT[+-]\d+(:\d\d)?|[A-Z]{3,4})$/);
         // Two requests before, and the two snippets run at each width so far.
