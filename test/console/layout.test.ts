@@ -123,11 +123,11 @@ describe('the console’s layout at desktop and phone width', () => {
         await page.goto(`${url}/console/`);
         await settledPage(page, 'Overview');
         await expect(page.getByTestId('base-url').innerText()).resolves.toBe(`${url}/v1`);
+        await expect(page.getByTestId('snippet').innerText()).resolves.toContain(`base_url="${url}/v1"`);
+        await review(w, `${name}-overview`);
         await page.getByRole('button', { name: 'Copy the base URL' }).click();
         await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
         expect(await page.evaluate('navigator.clipboard.readText()')).toBe(`${url}/v1`);
-        await expect(page.getByTestId('snippet').innerText()).resolves.toContain(`base_url="${url}/v1"`);
-        await review(w, `${name}-overview`);
 
         // Each snippet, as the copy button gives it, run for real with the key in the variable it names.
         const env = { ...process.env, TOKENMETER_API_KEY: key };
@@ -164,6 +164,24 @@ describe('the console’s layout at desktop and phone width', () => {
         await review(w, `${name}-keys-create`);
         await page.keyboard.press('Escape');
         await dialog.waitFor({ state: 'hidden' });
+
+        // Made in the dialog, the secret is shown there once; Escape does not lose it, "I have stored it" ends it.
+        await page.getByRole('button', { name: 'Create key' }).click();
+        await dialog.getByLabel('Name', { exact: true }).fill(`${name} notebook`);
+        await dialog.getByRole('button', { name: 'Create key' }).click();
+        const shown = page.getByRole('dialog', { name: `Your new key “${name} notebook”` });
+        await shown.waitFor();
+        await shown.getByRole('button', { name: 'Copy' }).click();
+        await shown.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+        await review(w, `${name}-keys-new-secret`);
+        await page.keyboard.press('Escape');
+        await expect(shown.isVisible()).resolves.toBe(true);
+        await shown.getByRole('button', { name: 'I have stored it' }).click();
+        await shown.waitFor({ state: 'hidden' });
+        await page
+          .locator('table.list tbody tr')
+          .filter({ hasText: `${name} notebook` })
+          .waitFor();
       });
 
       test('usage: key and model are dropdowns, times carry seconds and zone, a totals row sums the rows', async () => {
