@@ -15,5 +15,6 @@ export * from './own-account';
 export * from './own-key';
 export * from './package';
 export * from './product';
+export * from './session';
 export * from './usage';
 export * from './webhook';

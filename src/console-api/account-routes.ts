@@ -28,6 +28,7 @@ import {
   registerRequest,
   type LoggedOutObject,
   type PasswordChangedObject,
+  type SessionObject,
 } from '../api';
 import { sessionAccount, type SessionLocals } from './session-auth';
 
@@ -41,6 +42,8 @@ export interface AccountRoutesDeps {
   secure: (req: Request) => boolean;
   /** Runs before the routes that need a session. */
   requireSession: RequestHandler;
+  /** The request's live session, if any (requireSession's check, without its 401). */
+  liveSession: (req: Request, res: Response) => Promise<SessionLocals | undefined>;
 }
 
 const WRONG = apiError('invalid_credentials', 'The email or password is wrong, or the account is disabled.');
@@ -57,6 +60,15 @@ export function accountRoutes(deps: AccountRoutesDeps): Router {
   router.post('/login', guard(login(deps)));
   router.post('/logout', guard(logout(deps)));
   router.post('/password', requireSession, guard(changePassword(deps)));
+  // The console asks this first: 200 either way, so a signed-out page logs no failed request.
+  router.get(
+    '/session',
+    guard(async (req, res) => {
+      const found = await deps.liveSession(req, res);
+      const answer: SessionObject = found ? { signed_in: true, account: meObject(found.account) } : { signed_in: false };
+      res.json(answer);
+    }),
+  );
   router.get(
     '/me',
     requireSession,

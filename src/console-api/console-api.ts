@@ -1,8 +1,8 @@
 /**
  * The self-service API under /console/api: JSON only, cross-site requests refused, a session cookie for everything
- * but registration, login and the product list (the models list too needs a session). Operators (role admin) reach
- * the operator's router under /admin here, with their session: the very router /admin serves behind ADMIN_TOKEN, so
- * the console adds no second way to change state, and works whether or not ADMIN_TOKEN is set.
+ * but registration, login, the session probe and the product list (the models list too needs a session). Operators
+ * (role admin) reach the operator's router under /admin here, with their session: the very router /admin serves
+ * behind ADMIN_TOKEN, so the console adds no second way to change state, and works whether or not ADMIN_TOKEN is set.
  */
 import express, { Router, type Request } from 'express';
 import type Stripe from 'stripe';
@@ -22,7 +22,7 @@ import { accountRoutes } from './account-routes';
 import { commerceRoutes } from './commerce-routes';
 import { keyRoutes } from './key-routes';
 import { sameOrigin } from './same-origin';
-import { requireAdminRole, requireSession } from './session-auth';
+import { requireAdminRole, requireSession, sessionCheck } from './session-auth';
 import { usageRoutes } from './usage-routes';
 
 export interface ConsoleApiOptions {
@@ -55,6 +55,7 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   });
   const secure = (req: Request) => req.secure;
   const session = guard(requireSession({ sessions, store, secure }));
+  const liveSession = sessionCheck({ sessions, store, secure });
 
   const router = Router();
   router.use((_req, res, next) => {
@@ -66,7 +67,17 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   router.use(express.json({ limit: '64kb' }));
 
   router.use(
-    accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }),
+    accountRoutes({
+      store,
+      sessions,
+      throttle,
+      registration: options.registration,
+      logger,
+      guard,
+      secure,
+      requireSession: session,
+      liveSession,
+    }),
   );
   router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
   router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard, maxKeys: options.maxKeysPerAccount }));

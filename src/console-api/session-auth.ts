@@ -21,11 +21,17 @@ export function sessionAccount(res: Response): AccountState {
   return (res.locals as SessionLocals).account;
 }
 
-export function requireSession(deps: { sessions: Sessions; store: Pick<AccountStore, 'getAccount'>; secure: (req: Request) => boolean }) {
-  return async function checkSession(req: Request, res: Response, next: NextFunction): Promise<void> {
+type SessionDeps = { sessions: Sessions; store: Pick<AccountStore, 'getAccount'>; secure: (req: Request) => boolean };
+
+/**
+ * The request's live session and its account, its idle time restarted; undefined when there is none (a stale cookie
+ * is cleared). What requireSession demands, and what the console's session probe reports without a 401.
+ */
+export function sessionCheck(deps: SessionDeps) {
+  return async function liveSession(req: Request, res: Response): Promise<SessionLocals | undefined> {
     const cookie = sessionCookieValue(req.headers.cookie);
     const session = await deps.sessions.resume(cookie);
-    if (session === undefined) return sendError(res, REQUIRED);
+    if (session === undefined) return undefined;
     const account = await deps.store.getAccount(session.accountId);
     const live = account !== undefined && account.status === 'active';
     if (!live || stampOf(account) !== session.stamp) {
@@ -34,12 +40,21 @@ export function requireSession(deps: { sessions: Sessions; store: Pick<AccountSt
       if (!live) await deps.sessions.endAll(session.accountId);
       else await deps.sessions.end(cookie);
       res.setHeader('set-cookie', deps.sessions.clearCookie({ secure: deps.secure(req) }));
-      return sendError(res, REQUIRED);
+      return undefined;
     }
-    (res.locals as SessionLocals).account = account;
-    (res.locals as SessionLocals).sessionCreated = session.created;
     // The cookie's Max-Age restarts with the session's idle time, so an account holder in use is never logged out.
     res.setHeader('set-cookie', deps.sessions.cookie(cookie!, { secure: deps.secure(req) }, session.created));
+    return { account, sessionCreated: session.created };
+  };
+}
+
+export function requireSession(deps: SessionDeps) {
+  const check = sessionCheck(deps);
+  return async function checkSession(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const found = await check(req, res);
+    if (found === undefined) return sendError(res, REQUIRED);
+    (res.locals as SessionLocals).account = found.account;
+    (res.locals as SessionLocals).sessionCreated = found.sessionCreated;
     next();
   };
 }

@@ -15,6 +15,7 @@ export const MEMBER_PAGES: readonly NavPage[] = [
   { path: '/console/keys', label: 'API keys' },
   { path: '/console/products', label: 'Buy tokens' },
   { path: '/console/usage', label: 'Usage' },
+  { path: '/console/settings', label: 'Settings' },
 ];
 
 /** The operator's pages (role admin), after the member's. */

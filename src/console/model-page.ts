@@ -114,7 +114,8 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
   const body =
     models.length === 0
       ? html`<p class="empty">No models are served right now.</p>`
-      : html`<div class="table-wrap">
+      : // Focusable and named: a keyboard scrolls the wide table sideways, and a screen reader announces the region.
+        html`<div class="table-wrap" tabindex="0" role="region" aria-label="Models">
           <table class="models">
             <caption>
               ${models.length === 1 ? '1 model' : `${models.length} models`}

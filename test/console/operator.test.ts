@@ -68,6 +68,7 @@ describe('the operator console in Chromium', () => {
     'API keys',
     'Buy tokens',
     'Usage',
+    'Settings',
     'Accounts',
     'Products',
     'Redemption codes',

@@ -1,5 +1,5 @@
 /**
- * The password form on the console's overview, in headless Chromium: a wrong current password shows the API's own
+ * The password form on the console's settings page, in headless Chromium: a wrong current password shows the API's own
  * message; a right one changes the password, says how many other sessions were signed out, and keeps this one.
  */
 import type { Browser as Chromium } from 'playwright-core';
@@ -25,11 +25,13 @@ describe('the password form in Chromium', () => {
     await c?.close();
   });
 
-  test('changes the password from the overview, signing out the other sessions and keeping this one', async () => {
+  test('changes the password from the settings page, signing out the other sessions and keeping this one', async () => {
     const { page } = w;
     const elsewhere = new Browser(c.proxy.url);
     await elsewhere.login('ada@example.org');
     await signIn(page, c.proxy.url, { email: 'ada@example.org', password: PASSWORD });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await settledPage(page, 'Settings');
 
     await page.getByLabel('Current password').fill('not my password');
     await page.getByLabel('New password').fill('a brand new passphrase');
@@ -44,7 +46,7 @@ describe('the password form in Chromium', () => {
 
     expect((await elsewhere.call('get', '/console/api/me')).status).toBe(401);
     await page.reload();
-    await settledPage(page, 'Overview');
+    await settledPage(page, 'Settings');
     expect((await new Browser(c.proxy.url).login('ada@example.org', 'a brand new passphrase')).status).toBe(200);
     expect(w.outside).toEqual([]);
     expect(w.cspViolations).toEqual([]);

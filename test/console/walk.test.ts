@@ -129,7 +129,7 @@ describe('the console in Chromium', () => {
     const posts: string[] = [];
     const onRequest = (r: { method(): string; url(): string }) => void (r.method() === 'POST' && posts.push(new URL(r.url()).pathname));
     page.on('request', onRequest);
-    await page.getByRole('link', { name: 'Buy tokens' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Buy tokens' }).click();
     await settledPage(page, 'Buy tokens');
     page.off('request', onRequest);
     expect(posts).toEqual([]);
@@ -152,16 +152,20 @@ describe('the console in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Added 50,000 tokens' }).waitFor();
     await review(w, 'products');
 
-    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
     await expect(page.getByTestId('balance').innerText()).resolves.toMatch(/^50,000\s+tokens$/);
   });
 
   test('create a key named with markup; its secret is shown once and copied', async () => {
     const { page } = w;
-    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await settledPage(page, 'API keys');
     await expect(page.getByText('No keys yet.').count()).resolves.toBe(1);
+    // The list comes first; the form opens in a dialog.
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
     await page.getByLabel('Name').fill(ATTACK);
     await page.getByLabel('Spending cap (tokens)').fill('20000');
     // The models come from GET /console/api/models, offered as checkboxes.
@@ -173,7 +177,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Tokens per period').fill('100000');
     await page.getByLabel('Period', { exact: true }).selectOption('week');
     await review(w, 'keys-form');
-    await page.getByRole('button', { name: 'Create key' }).click();
+    await dialog.getByRole('button', { name: 'Create key' }).click();
 
     await page.getByText('it will not be shown again').waitFor();
     const field = page.getByLabel('Secret of the new key');
@@ -207,7 +211,7 @@ describe('the console in Chromium', () => {
     expect(res.status).toBe(200);
     const charged = ((await res.json()) as { usage: { total_tokens: number } }).usage.total_tokens;
 
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
     await settledPage(page, 'Usage');
     const rows = page.locator('table.list tbody tr');
     await rows.first().waitFor();
@@ -231,7 +235,7 @@ describe('the console in Chromium', () => {
     expect(csv).toContain(`,${MODEL},`);
     await review(w, 'usage');
 
-    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
     await page.locator('.chart-box canvas').waitFor();
     // A day's use is one bar standing on the axis, not a point joined to yesterday's zero by a month-long ramp.
@@ -256,7 +260,7 @@ describe('the console in Chromium', () => {
 
   test('revoke the key after confirming; the next request is refused with 401', async () => {
     const { page } = w;
-    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await settledPage(page, 'API keys');
     await page.getByRole('button', { name: `Revoke ${ATTACK}` }).click();
     await page.getByRole('button', { name: 'Revoke key' }).waitFor();
@@ -279,15 +283,17 @@ describe('the console in Chromium', () => {
       for (let i = 0; i < 40 && (await focused()) !== name; i++) await page.keyboard.press('Tab');
       expect(await focused()).toBe(name);
     };
-    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
-    await page.getByRole('link', { name: 'API keys' }).focus();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).focus();
     await page.keyboard.press('Enter');
     await settledPage(page, 'API keys');
-    // Navigation moves focus to the page's heading; the next Tab is the form's first field.
+    // Navigation moves focus to the page's heading; the next Tab is "Create key", whose dialog takes focus to its first field.
     await focusReaches('API keys');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('f-name');
+    expect(await focused()).toBe('Create key');
+    await page.keyboard.press('Enter');
+    await focusReaches('f-name');
     await page.keyboard.type('keyboard');
     await page.keyboard.press('Enter');
     await page.getByText('it will not be shown again').waitFor();
@@ -296,6 +302,8 @@ describe('the console in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
     await tabTo('I have stored it');
     await page.keyboard.press('Enter');
+    // The dialog gives focus back to the button that opened it.
+    await focusReaches('Create key');
 
     await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
     await page.keyboard.press('Enter');
@@ -310,7 +318,7 @@ describe('the console in Chromium', () => {
     const [account] = (await adminCall(url, ADMIN_TOKEN, 'GET', `/admin/accounts?search=${EMAIL}`)).data;
     const inThreeDays = Math.floor(Date.now() / 1000) + 3 * 86_400;
     await adminCall(url, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/packages`, { tokens: 1000, expires_at: inThreeDays });
-    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
     const soon = page.locator('table.list tbody tr.soon');
     await soon.waitFor();
@@ -325,7 +333,7 @@ describe('the console in Chromium', () => {
     await page.goto(`${url}/console/`);
     await settledPage(page, 'Overview');
     const labels = await followNavigation(page);
-    expect(labels).toEqual(['Overview', 'API keys', 'Buy tokens', 'Usage', 'Models']);
+    expect(labels).toEqual(['Overview', 'API keys', 'Buy tokens', 'Usage', 'Settings', 'Models']);
     // The last link led to the model page, which the server renders: the same links, the account, Sign out.
     expect(new URL(page.url()).pathname).toBe('/console/models');
     expect(await navLabels(page)).toEqual(labels);

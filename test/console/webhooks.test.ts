@@ -1,7 +1,8 @@
 /**
  * The operator's webhooks page in headless Chromium against the built proxy on Redis: an admin creates an endpoint
  * and sees its signing secret once, sees the deliveries to it and their attempts, and redelivers one by hand; the
- * receiver gets it again, same id, signed with that secret. A URL that is markup is shown as text.
+ * receiver gets it again, same id, signed with that secret; then deletes the endpoint after a confirmation. A URL
+ * that is markup is shown as text.
  */
 import type { Browser } from 'playwright-core';
 import { verifyWebhook } from '../../src/events/signature';
@@ -104,5 +105,20 @@ describe('the webhooks page in Chromium', () => {
       await deliveries.getByRole('button', { name: 'Refresh' }).click();
       await expect(delivery.innerText()).resolves.toMatch(/delivered[\s\S]*2 \(HTTP 200\)/);
     }, 10_000);
+
+    // Delete asks first; Cancel keeps the endpoint, confirming removes it from the page and from the API.
+    await row.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+    const confirm = page.getByRole('group', { name: `Confirm deleting the endpoint ${hookUrl}` });
+    await confirm.waitFor();
+    await review(w, 'admin-webhooks-delete-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect((await adminCall(url, ADMIN_TOKEN, 'GET', '/admin/webhooks')).data).toHaveLength(1);
+    await row.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+    await confirm.getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.getByText('No webhook endpoints yet.').waitFor();
+    // Its deliveries went with it: the section showing them is gone too.
+    await expect(deliveries.count()).resolves.toBe(0);
+    expect((await adminCall(url, ADMIN_TOKEN, 'GET', '/admin/webhooks')).data).toEqual([]);
   });
 });

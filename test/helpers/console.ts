@@ -4,6 +4,7 @@
  */
 import request from 'supertest';
 import { hashPassword } from '../../src/accounts/password';
+import type { ModelEntry } from '../../src/catalog/models';
 import type { AccountRecord } from '../../src/store/records/account';
 import type { Store } from '../../src/store/ports/store';
 import { makeCommerceStore, makeSessionStore, type Under } from './console-stores';
@@ -25,7 +26,11 @@ export interface ConsoleFixture {
   close(): Promise<void>;
 }
 
-export async function startConsole(kind: StoreKind, env: Record<string, string> = {}): Promise<ConsoleFixture> {
+export async function startConsole(
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  options: { models?: Partial<ModelEntry>[] } = {},
+): Promise<ConsoleFixture> {
   const s = await makeStore(kind);
   const sessions = await makeSessionStore(kind);
   const commerce = await makeCommerceStore(kind);
@@ -36,6 +41,7 @@ export async function startConsole(kind: StoreKind, env: Record<string, string> 
     commerce: commerce.store,
     upstreamUrl: upstream.url,
     env: { ADMIN_TOKEN, ...env },
+    models: options.models,
   });
   return {
     s,

@@ -35,6 +35,7 @@ import type {
   PatchProductRequest,
   ProductObject,
   RegisterRequest,
+  SessionObject,
   ShopObject,
   UpdateAccountRequest,
   UsageObject,
@@ -97,6 +98,8 @@ export type UsageFilter = OperatorUsageQuery;
 
 export const api = {
   me: () => request<MeObject>('GET', '/me'),
+  /** Whether there is a session: 200 either way, so asking it signed out logs no failed request in the browser. */
+  session: () => request<SessionObject>('GET', '/session'),
   register: (body: RegisterRequest) => request<OwnAccountObject>('POST', '/register', body),
   login: (body: LoginRequest) => request<OwnAccountObject>('POST', '/login', body),
   logout: () => request<LoggedOutObject>('POST', '/logout', {}),
@@ -133,6 +136,8 @@ export const api = {
     usage: (filter: UsageFilter) => list<OperatorUsageObject>('/admin/usage', { ...filter }),
     webhooks: () => list<WebhookEndpointObject>('/admin/webhooks'),
     createWebhook: (body: CreateWebhookRequest) => request<NewWebhookEndpointObject>('POST', '/admin/webhooks', body),
+    // The answer (the id, deleted) tells the console nothing it does not know: it reloads the list.
+    deleteWebhook: (id: string) => request<unknown>('DELETE', `/admin/webhooks/${encodeURIComponent(id)}`),
     deliveries: (endpointId: string) => list<DeliveryObject>(`/admin/webhooks/${encodeURIComponent(endpointId)}/deliveries`, { limit: 50 }),
     redeliver: (deliveryId: string) =>
       request<DeliveryObject>('POST', `/admin/webhooks/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, {}),

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { MEMBER_PAGES, MODELS_PAGE, OPERATOR_PAGES, navHref, type NavPage } from '../../src/console/console-nav';
-import { api, ApiFailure, messageOf } from './api';
+import { api, messageOf } from './api';
 import type { MeObject } from './api-types';
 import type { PageProps } from './page-props';
 import { Link, navigate, useLocation } from './router';
@@ -13,6 +13,7 @@ import { Keys } from './pages/keys';
 import { Products } from './pages/products';
 import { CheckoutResult } from './pages/checkout-result';
 import { UsagePage } from './pages/usage';
+import { Settings } from './pages/settings';
 import { AdminAccounts } from './pages/admin-accounts';
 import { AdminProducts } from './pages/admin-products';
 import { AdminCodes } from './pages/admin-codes';
@@ -33,6 +34,8 @@ function page(path: string, query: URLSearchParams, props: PageProps): Component
       return <Products {...props} />;
     case '/console/usage':
       return <UsagePage {...props} />;
+    case '/console/settings':
+      return <Settings {...props} />;
   }
   if (path.startsWith('/console/admin/') && !admin) return <ErrorNote message="This page is for operators only." />;
   switch (path) {
@@ -63,10 +66,10 @@ export function App() {
 
   const refresh = async () => {
     try {
-      setSession({ state: 'in', me: await api.me() });
+      const found = await api.session();
+      setSession(found.signed_in ? { state: 'in', me: found.account } : { state: 'signed-out' });
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) setSession({ state: 'signed-out' });
-      else setSession({ state: 'failed', message: messageOf(err) });
+      setSession({ state: 'failed', message: messageOf(err) });
     }
   };
   useEffect(() => void refresh(), []);

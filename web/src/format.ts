@@ -29,6 +29,25 @@ export function shortDateTime(unixSeconds: number): string {
   });
 }
 
+/**
+ * A time to the second, with the zone it is in (the browser's): "Nov 25, 14:03:27 UTC", the year only when it is not
+ * this year's. The usage ledger's, where requests a few seconds apart must read apart.
+ */
+export function dateTimeWithZone(unixSeconds: number): string {
+  const d = new Date(unixSeconds * 1000);
+  const otherYear = d.getFullYear() !== new Date().getFullYear();
+  return d.toLocaleString('en-US', {
+    ...(otherYear ? { year: 'numeric' } : {}),
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  });
+}
+
 /** The exact time, for a title beside a short one: ISO 8601 in UTC. */
 export const isoTime = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 

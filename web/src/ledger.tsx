@@ -6,9 +6,10 @@ import type { OperatorUsageObject, UsageObject } from './api-types';
 /** A ledger row: the account holder's own record, or the operator's, which names who made it. */
 type LedgerRecord = UsageObject & Partial<Pick<OperatorUsageObject, 'account_email' | 'key_name'>>;
 import { downloadText } from './download';
-import { endOfDay, isoTime, shortDateTime, startOfDay, tokens } from './format';
+import { dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
+import { FilterForm } from './ledger-filters';
 import { ListTable, tableCsv, type Column } from './list-table';
-import { Empty, ErrorNote, Field, Named, formValue, useAction } from './ui';
+import { Empty, ErrorNote, Named, formValue, useAction } from './ui';
 
 const PAGE = 50;
 /** The most rows one CSV download fetches (page by page). */
@@ -18,6 +19,8 @@ export interface LedgerProps {
   fetchPage: (filter: UsageFilter) => Promise<LedgerRecord[]>;
   /** Options for the key filter: id and label. */
   keys?: { id: string; label: string }[];
+  /** Options for the model filter. */
+  models: string[];
   /** Show an account filter and column (operators). */
   accounts?: boolean;
   /** A key's name by its id, where the records do not carry it (the account's own usage). */
@@ -68,6 +71,8 @@ async function olderAcrossAccounts(
   return { records, more: page.length === limit && records.length > 0 };
 }
 
+const sum = (rows: readonly LedgerRecord[], field: (r: LedgerRecord) => number) => rows.reduce((n, r) => n + field(r), 0);
+
 /** The table's columns and the CSV's fields: the operator's view adds the account. */
 function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
   const keyName = (r: LedgerRecord) => r.key_name || (r.key_id !== null ? props.keyName?.(r.key_id) : undefined);
@@ -85,7 +90,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
       class: 'nowrap',
       cell: (r) => (
         <time dateTime={isoTime(r.created)} title={isoTime(r.created)}>
-          {shortDateTime(r.created)}
+          {dateTimeWithZone(r.created)}
         </time>
       ),
       csv: { time: (r) => isoTime(r.created) },
@@ -108,6 +113,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
         </>
       ),
       csv: { prompt_tokens: (r) => r.prompt_tokens },
+      total: (rows) => tokens(sum(rows, (r) => r.prompt_tokens)),
     },
     {
       label: 'Completion',
@@ -118,6 +124,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
         </>
       ),
       csv: { completion_tokens: (r) => r.completion_tokens },
+      total: (rows) => tokens(sum(rows, (r) => r.completion_tokens)),
     },
     {
       label: 'Charged',
@@ -127,6 +134,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
           {r.estimated && <span class="muted"> (estimated)</span>}
         </>
       ),
+      total: (rows) => tokens(sum(rows, (r) => r.charged_tokens)),
       // Cached and reasoning tokens after these two: the status and what follows it stay the CSV's last columns.
       csv: {
         charged_tokens: (r) => r.charged_tokens,
@@ -151,44 +159,10 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
   ];
 }
 
-/** The filters (account, key, model, dates) and the CSV download. */
-function FilterForm(props: {
-  accounts: boolean;
-  keys: LedgerProps['keys'];
-  onSubmit: (event: SubmitEvent) => void;
-  download: () => void;
-  preparing: boolean;
-}) {
-  const { accounts, keys, onSubmit, download, preparing } = props;
-  return (
-    <form class="panel filters" onSubmit={onSubmit} aria-label="Filter the usage">
-      {accounts && <Field label="Account id" name="account_id" />}
-      {keys ? (
-        <div class="field">
-          <label for="f-key">Key</label>
-          <select id="f-key" name="key_id">
-            <option value="">All keys</option>
-            {keys.map((k) => (
-              <option key={k.id} value={k.id}>
-                {k.label}
-              </option>
-            ))}
-          </select>
-        </div>
-      ) : (
-        <Field label="Key id" name="key_id" />
-      )}
-      <Field label="Model" name="model" />
-      <Field label="From" name="since" type="date" />
-      <Field label="To" name="until" type="date" />
-      <div class="buttons">
-        <button type="submit">Apply filters</button>
-        <button type="button" class="secondary" onClick={download} disabled={preparing}>
-          {preparing ? 'Preparing CSV…' : 'Download CSV'}
-        </button>
-      </div>
-    </form>
-  );
+/** The totals row's words: the totals are of the rows on screen, and say so when older ones are not loaded. */
+function totalLabel(shown: number, more: boolean): string {
+  const requests = shown === 1 ? '1 request' : `${tokens(shown)} requests`;
+  return more ? `Total of the ${requests} shown (older ones not loaded)` : `Total of ${requests}`;
 }
 
 export function Ledger(props: LedgerProps) {
@@ -236,7 +210,14 @@ export function Ledger(props: LedgerProps) {
 
   return (
     <>
-      <FilterForm accounts={props.accounts === true} keys={props.keys} onSubmit={apply} download={download} preparing={csv.busy} />
+      <FilterForm
+        accounts={props.accounts === true}
+        keys={props.keys}
+        models={props.models}
+        onSubmit={apply}
+        download={download}
+        preparing={csv.busy}
+      />
       {csv.error && <ErrorNote message={`The CSV could not be made: ${csv.error}`} />}
       {load.error && <ErrorNote message={`Could not load the usage: ${load.error}`} />}
       {rows === undefined ? (
@@ -245,7 +226,7 @@ export function Ledger(props: LedgerProps) {
         <Empty>No requests match. Requests made with your keys show here, newest first.</Empty>
       ) : (
         <>
-          <ListTable columns={columns} rows={rows} rowKey={(r) => r.request_id} />
+          <ListTable columns={columns} rows={rows} rowKey={(r) => r.request_id} totalLabel={totalLabel(rows.length, more)} />
           {more && (
             <button type="button" class="secondary" disabled={load.busy} onClick={() => void load.run(() => fetchOlder(rows))}>
               {load.busy ? 'Loading…' : 'Show older requests'}

@@ -12,6 +12,8 @@ export interface Column<T> {
   cell?: (row: T) => ComponentChildren;
   /** Classes of the column's cells (`nowrap`, `num`). */
   class?: string;
+  /** The column's cell in the totals row, from every row shown; unset: empty there. */
+  total?: (rows: readonly T[]) => ComponentChildren;
   /** The column's fields in the CSV, by header, in order (one cell may show several); unset: not exported. */
   csv?: Record<string, (row: T) => CsvValue>;
 }
@@ -23,9 +25,11 @@ export interface ListTableProps<T> {
   rowClass?: (row: T) => string | undefined;
   /** The last cell of each row: its buttons and forms. */
   actions?: (row: T) => ComponentChildren;
+  /** Set: a totals row under the rows, headed by this, with each column's `total`. */
+  totalLabel?: string;
 }
 
-export function ListTable<T>({ columns, rows, rowKey, rowClass, actions }: ListTableProps<T>) {
+export function ListTable<T>({ columns, rows, rowKey, rowClass, actions, totalLabel }: ListTableProps<T>) {
   const shown = columns.filter((c) => c.cell !== undefined);
   return (
     <table class="list">
@@ -55,6 +59,24 @@ export function ListTable<T>({ columns, rows, rowKey, rowClass, actions }: ListT
           </tr>
         ))}
       </tbody>
+      {totalLabel !== undefined && (
+        <tfoot>
+          <tr>
+            {shown.map((c, i) =>
+              i === 0 ? (
+                <th key={c.label} scope="row">
+                  {totalLabel}
+                </th>
+              ) : (
+                <td key={c.label} data-label={c.label} class={c.class}>
+                  {c.total?.(rows)}
+                </td>
+              ),
+            )}
+            {actions && <td />}
+          </tr>
+        </tfoot>
+      )}
     </table>
   );
 }

@@ -1,6 +1,9 @@
-/** The console's entry point: styles, then the app rendered into the page's one root. */
+/** The console's entry point: styles (bundled into one console.css, which the model page shares), then the app. */
 import 'uplot/dist/uPlot.min.css';
-import './styles.css';
+import './styles/base.css';
+import './styles/forms.css';
+import './styles/tables.css';
+import './styles/pages.css';
 import { render } from 'preact';
 import { App } from './app';
 

@@ -2,14 +2,17 @@
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import { Ledger } from '../ledger';
-import { PageTitle } from '../ui';
+import { Loaded, PageTitle, useResource } from '../ui';
 
 export function AdminUsage(_props: PageProps) {
+  const [models] = useResource(() => api.models());
   return (
     <>
       <PageTitle title="All usage">All usage</PageTitle>
       <p>Every account's requests, newest first.</p>
-      <Ledger fetchPage={api.admin.usage} accounts filename="tokenmeter-usage-all.csv" />
+      <Loaded resource={models} what="the models">
+        {(list) => <Ledger fetchPage={api.admin.usage} accounts models={list.map((m) => m.id)} filename="tokenmeter-usage-all.csv" />}
+      </Loaded>
     </>
   );
 }

@@ -1,8 +1,8 @@
 /**
  * Operators: webhook endpoints (made here with their signing secret shown once), each endpoint's deliveries with
- * their attempts, and redelivery by hand of one that ended.
+ * their attempts, redelivery by hand of one that ended, and deleting an endpoint after a confirmation.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CreateWebhookRequest, DeliveryObject, NewWebhookEndpointObject, WebhookEndpointObject } from '../api-types';
@@ -124,6 +124,46 @@ function SecretPanel(props: { secret: string; done: () => void }) {
   );
 }
 
+/** An endpoint's deliveries, and deleting it after a confirmation in place of the button. */
+function EndpointActions(props: { endpoint: WebhookEndpointObject; shown: boolean; show: () => void; onDeleted: () => void }) {
+  const { endpoint, shown, show, onDeleted } = props;
+  const [confirming, setConfirming] = useState(false);
+  const action = useAction();
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+  }, [confirming]);
+  const remove = () =>
+    action.run(async () => {
+      await api.admin.deleteWebhook(endpoint.id);
+      setConfirming(false);
+      onDeleted();
+    });
+  return (
+    <div class="buttons">
+      <button type="button" class="secondary" aria-pressed={shown} onClick={show}>
+        Deliveries <span class="visually-hidden">to {endpoint.url}</span>
+      </button>
+      {confirming ? (
+        <div class="confirm" role="group" aria-label={`Confirm deleting the endpoint ${endpoint.url}`}>
+          <span>Delete it? Nothing more is sent to it, and its deliveries' history goes with it.</span>
+          <button type="button" class="danger" onClick={remove} disabled={action.busy} ref={confirmButton}>
+            Delete endpoint
+          </button>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
+        <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+          Delete <span class="visually-hidden">{endpoint.url}</span>
+        </button>
+      )}
+      {action.error && <ErrorNote message={action.error} />}
+    </div>
+  );
+}
+
 export function AdminWebhooks(_props: PageProps) {
   const [endpoints, reload] = useResource(() => api.admin.webhooks());
   const [created, setCreated] = useState<NewWebhookEndpointObject>();
@@ -181,9 +221,15 @@ export function AdminWebhooks(_props: PageProps) {
               rows={list}
               rowKey={(e) => e.id}
               actions={(e) => (
-                <button type="button" class="secondary" aria-pressed={shown?.id === e.id} onClick={() => setShown(e)}>
-                  Deliveries <span class="visually-hidden">to {e.url}</span>
-                </button>
+                <EndpointActions
+                  endpoint={e}
+                  shown={shown?.id === e.id}
+                  show={() => setShown(e)}
+                  onDeleted={() => {
+                    if (shown?.id === e.id) setShown(undefined);
+                    reload();
+                  }}
+                />
               )}
             />
           )

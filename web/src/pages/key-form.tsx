@@ -4,7 +4,7 @@ import { api } from '../api';
 import { endOfDay } from '../format';
 import { ErrorNote, Field, Loaded, formValue, useAction, useResource } from '../ui';
 
-export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) => void }) {
+export function CreateKey({ onCreated, onCancel }: { onCreated: (k: CreatedOwnKeyObject) => void; onCancel: () => void }) {
   const action = useAction();
   const submit = (event: SubmitEvent) => {
     event.preventDefault();
@@ -28,8 +28,8 @@ export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) =
     });
   };
   return (
-    <form onSubmit={submit} class="panel grid-form" aria-labelledby="create-key-title">
-      <h2 id="create-key-title">Create a key</h2>
+    <form onSubmit={submit} class="grid-form" aria-labelledby="key-dialog-title">
+      <h2 id="key-dialog-title">Create a key</h2>
       <Field label="Name" name="name" required maxLength={200} hint="To tell your keys apart, e.g. the app that uses it." />
       <Field label="Expires on" name="expires" type="date" hint="Optional; the key stops working after this day (UTC)." />
       <ModelChoice />
@@ -44,9 +44,12 @@ export function CreateKey({ onCreated }: { onCreated: (k: CreatedOwnKeyObject) =
       <BudgetFields />
       <LimitFields />
       {action.error && <ErrorNote message={action.error} />}
-      <div>
+      <div class="buttons">
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
         </button>
       </div>
     </form>

@@ -1,12 +1,17 @@
-/** API keys: the account's keys, creating one (its secret shown once, with a copy button), revoking with confirmation. */
+/**
+ * API keys: the account's keys first; "Create key" opens the form in a dialog, which then shows the new secret once
+ * (with a copy button); revoking asks for confirmation.
+ */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CreatedOwnKeyObject, OwnKeyObject } from '../api-types';
 import { isoTime, nowSeconds, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
+import { CopyButton } from '../copy-button';
+import { Modal } from '../modal';
 import { CreateKey } from './key-form';
-import { Empty, ErrorNote, Loaded, Notice, PageTitle, useAction, useResource } from '../ui';
+import { Empty, ErrorNote, Loaded, PageTitle, useAction, useResource } from '../ui';
 
 function status(k: OwnKeyObject): string {
   if (k.revoked_at !== null) return 'revoked';
@@ -72,26 +77,26 @@ const COLUMNS: Column<OwnKeyObject>[] = [
 
 export function Keys(_props: PageProps) {
   const [keys, reload] = useResource(() => api.keys());
+  // The dialog shows the form, then the new key's secret in its place.
+  const [open, setOpen] = useState(false);
   const [created, setCreated] = useState<CreatedOwnKeyObject>();
+  const close = () => {
+    setOpen(false);
+    setCreated(undefined);
+  };
   return (
     <>
-      <PageTitle title="API keys">API keys</PageTitle>
+      <div class="title-row">
+        <PageTitle title="API keys">API keys</PageTitle>
+        <button type="button" onClick={() => setOpen(true)} aria-haspopup="dialog">
+          Create key
+        </button>
+      </div>
       <p>Each key spends this account's balance. Use it as the bearer token of the OpenAI API at this server's /v1.</p>
-      {created ? (
-        <NewSecret created={created} onDone={() => setCreated(undefined)} />
-      ) : (
-        <CreateKey
-          onCreated={(k) => {
-            setCreated(k);
-            reload();
-          }}
-        />
-      )}
-      <h2>Your keys</h2>
       <Loaded resource={keys} what="your keys">
         {(list) =>
           list.length === 0 ? (
-            <Empty>No keys yet. Create one above to call the API.</Empty>
+            <Empty>No keys yet. Create one with the Create key button to call the API.</Empty>
           ) : (
             <ListTable
               columns={COLUMNS}
@@ -103,6 +108,19 @@ export function Keys(_props: PageProps) {
           )
         }
       </Loaded>
+      <Modal open={open} onClose={close} labelledBy="key-dialog-title" holdOpen={created !== undefined}>
+        {created ? (
+          <NewSecret created={created} onDone={close} />
+        ) : (
+          <CreateKey
+            onCreated={(k) => {
+              setCreated(k);
+              reload();
+            }}
+            onCancel={close}
+          />
+        )}
+      </Modal>
     </>
   );
 }
@@ -158,18 +176,9 @@ function KeyActions({ k, onRevoked }: { k: OwnKeyObject; onRevoked: () => void }
 
 /** The secret, this once: held only in this component's state, never stored or put in a URL. */
 function NewSecret({ created, onDone }: { created: CreatedOwnKeyObject; onDone: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'failed'>();
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(created.key);
-      setCopied('yes');
-    } catch {
-      setCopied('failed');
-    }
-  };
   return (
-    <section class="panel secret" aria-labelledby="secret-title">
-      <h2 id="secret-title">Your new key “{created.name}”</h2>
+    <section class="secret" aria-labelledby="key-dialog-title">
+      <h2 id="key-dialog-title">Your new key “{created.name}”</h2>
       <p class="warning">
         <strong>Copy it now: it will not be shown again.</strong> Store it somewhere safe; anyone with it can spend this account's tokens.
       </p>
@@ -178,12 +187,8 @@ function NewSecret({ created, onDone }: { created: CreatedOwnKeyObject; onDone: 
           Secret of the new key
         </label>
         <input id="new-secret" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
+        <CopyButton text={created.key} />
       </div>
-      {copied === 'yes' && <Notice>Copied to the clipboard.</Notice>}
-      {copied === 'failed' && <ErrorNote message="The browser did not allow copying; select the key and copy it by hand." />}
       <button type="button" class="secondary" onClick={onDone}>
         I have stored it
       </button>

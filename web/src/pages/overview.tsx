@@ -1,4 +1,7 @@
-/** The account's overview: balance and reserved tokens, its packages (expiring ones marked), and 30 days of use. */
+/**
+ * The account's overview: balance and reserved tokens, how to connect a client, its packages (expiring ones marked),
+ * and 30 days of use.
+ */
 import { useEffect } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
@@ -7,8 +10,8 @@ import { DailyChart } from '../daily-chart';
 import { date, expiresSoon, nowSeconds, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { Link } from '../router';
+import { ConnectCard } from './connect-card';
 import { budgetText } from './keys';
-import { PasswordForm } from './password-form';
 import { Empty, Loaded, PageTitle, useResource } from '../ui';
 
 const PACKAGE_COLUMNS: Column<PackageObject>[] = [
@@ -75,8 +78,8 @@ export function Overview({ me, refresh }: PageProps) {
       </div>
       {me.debt > 0 ? (
         <p class="error" data-testid="debt">
-          This account owes {tokens(me.debt)} tokens: answers cost more than their requests reserved. Your keys are refused until a
-          package pays the debt off. <Link href="/console/products">Redeem a code or buy a package</Link>.
+          This account owes {tokens(me.debt)} tokens: answers cost more than their requests reserved. Your keys are refused until a package
+          pays the debt off. <Link href="/console/products">Redeem a code or buy a package</Link>.
         </p>
       ) : (
         me.balance === 0 && (
@@ -85,6 +88,8 @@ export function Overview({ me, refresh }: PageProps) {
           </p>
         )
       )}
+
+      <ConnectCard />
 
       <h2>Packages</h2>
       {live.length === 0 ? (
@@ -102,8 +107,6 @@ export function Overview({ me, refresh }: PageProps) {
       <Loaded resource={daily} what="the daily usage">
         {(rows) => <DailyChart rows={rows} days={30} />}
       </Loaded>
-
-      <PasswordForm />
     </>
   );
 }

@@ -1,4 +1,4 @@
-/** The account holder's password change, on the overview page: the current password, then the new one. */
+/** The account holder's password change, on the settings page: the current password, then the new one. */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Field, Notice, useAction } from '../ui';

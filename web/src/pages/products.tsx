@@ -4,13 +4,33 @@ import type { PageProps } from '../page-props';
 import { api, messageOf } from '../api';
 import type { PackageObject, ProductObject } from '../api-types';
 import { date, money, tokens } from '../format';
+import { Link } from '../router';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
 export function validity(days: number | null): string {
   return days === null ? 'never expires' : `valid ${days} day${days === 1 ? '' : 's'}`;
 }
 
-export function Products({ refresh }: PageProps) {
+/** What a person with no packages to buy can do: an account holder asks the operator; the operator makes some. */
+function NothingForSale({ operator }: { operator: boolean }) {
+  if (operator) {
+    return (
+      <Empty>
+        No token packages for sale yet. As the operator, create one under <Link href="/console/admin/products">Products</Link>, make
+        redemption codes under <Link href="/console/admin/codes">Redemption codes</Link>, or grant tokens to an account under{' '}
+        <Link href="/console/admin/accounts">Accounts</Link>.
+      </Empty>
+    );
+  }
+  return (
+    <Empty>
+      No token packages for sale yet. Ask the operator of this server for tokens: a redemption code (redeem it above) or a grant to your
+      account.
+    </Empty>
+  );
+}
+
+export function Products({ me, refresh }: PageProps) {
   const [products] = useResource(() => api.products());
   return (
     <>
@@ -20,7 +40,7 @@ export function Products({ refresh }: PageProps) {
       <Loaded resource={products} what="the products">
         {({ data: list, checkout: canBuy }) =>
           list.length === 0 ? (
-            <Empty>Nothing is for sale right now. If you have a code, redeem it above.</Empty>
+            <NothingForSale operator={me.role === 'admin'} />
           ) : (
             <>
               {!canBuy && <p>Card payment is not set up on this server: ask the operator for a redemption code.</p>}

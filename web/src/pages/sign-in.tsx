@@ -14,7 +14,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
     });
   };
   return (
-    <section class="narrow">
+    <section class="auth">
       <PageTitle title="Sign in">Sign in</PageTitle>
       <form onSubmit={submit} class="stack">
         <Field label="Email" name="email" type="email" autocomplete="username" required />
@@ -46,7 +46,7 @@ export function SignUp({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
     });
   };
   return (
-    <section class="narrow">
+    <section class="auth">
       <PageTitle title="Sign up">Create an account</PageTitle>
       <form onSubmit={submit} class="stack">
         <Field label="Name" name="name" autocomplete="name" hint="Optional; shown to you and the operator." maxLength={200} />
