@@ -5,6 +5,7 @@ import type { Lease, Meter } from '../metering/metering';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
+import type { HostedToolPlan } from './hosted-tools';
 import type { AnswerDialect } from './pipeline/endpoint';
 import type { UpstreamHandler } from './upstream-proxy';
 
@@ -38,6 +39,8 @@ export interface ExchangeContext {
   facts: RequestFacts;
   /** Completion tokens the reservation covers (allowance × choices): more at settlement is an overrun. */
   reservedOutput: number;
+  /** The hosted tool calls reserved for, charged per call the answer reports (a line of its own); undefined: none. */
+  hostedTools: HostedToolPlan | undefined;
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;

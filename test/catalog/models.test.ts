@@ -48,6 +48,7 @@ describe('models file', () => {
       streamIncludeUsage: true,
       endpoints: new Set(['chat', 'completions', 'responses']),
       capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
+      hostedTools: new Map(),
       pricing: undefined,
       limits: undefined,
       created: expect.any(Number),

@@ -12,7 +12,9 @@ import { ResponsesPromptSize } from '../../metering/responses-prompt';
 import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import { hostedCalls, hostedResponsesPlan } from '../hosted-tools';
 import { ResponseEventScan } from '../response-model';
+import type { Usage } from '../usage';
 import { inputOutputUsage, usageObject } from './openai-usage';
 import { capOutput } from './output-cap';
 import { responseItemsRefusal, upstreamInput } from './response-items';
@@ -20,6 +22,14 @@ import { responseItemsRefusal, upstreamInput } from './response-items';
 /** The string values that are output text in a Responses stream: every `*.delta` event's `delta`. */
 const DELTAS = /"delta" *: *"((?:[^"\\]|\\.)*)"/g;
 const LAST_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** The usage of a Responses answer (a stream's last `response`), with the hosted tool calls its output reports. */
+function responseUsage(response: Record<string, unknown> | undefined): Usage | undefined {
+  const usage = inputOutputUsage(response?.usage);
+  const calls = usage && hostedCalls(response?.output);
+  if (calls) usage.hostedCalls = calls;
+  return usage;
+}
 
 /** A stream's last event's `response`: its usage and id. */
 function lastResponse(event: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -57,7 +67,7 @@ function errorEvent(timedOut: boolean): string {
 
 /** A Responses stream: `event:`/`data:` pairs, the model inside each event's `response`, usage in the last one. */
 export const responsesStream: StreamDialect = {
-  usage: (event) => inputOutputUsage(lastResponse(event)?.usage),
+  usage: (event) => responseUsage(lastResponse(event)),
   usageOnly: () => false,
   shownUsage: (event) => usageObject(lastResponse(event)?.usage),
   answerId: (event) => idOf(lastResponse(event)),
@@ -99,17 +109,21 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
     outputCap: (request) => ({ field: 'max_output_tokens', value: request.max_output_tokens ?? undefined }),
     choices: () => 1,
     prompt: (request, carried) => new ResponsesPromptSize(request, carried),
+    hostedTools: (request, model) => hostedResponsesPlan(request.tools, request.max_tool_calls, model),
     promptWords: { noun: 'the input takes', field: 'input' },
     stream: (request) => request.stream === true,
     upstreamBody(request, model, allowance) {
       const body: Record<string, unknown> = { ...request, model: model.upstreamModel, input: upstreamInput(request, model) };
       capOutput(body, model.outputCapFields.responses, allowance);
+      // The hosted tool calls the reservation covers, and no more: the upstream stops calling tools there.
+      const tools = hostedResponsesPlan(request.tools, request.max_tool_calls, model);
+      if (tools) body.max_tool_calls = tools.calls;
       // A Responses stream always ends with its usage: nothing to ask for, nothing to hide.
       return { body, hideUsage: false };
     },
     answer: {
       relay: 'parse',
-      usage: (answer) => inputOutputUsage(answer.usage),
+      usage: responseUsage,
       outputTokens: outputText,
       answerId: (answer) => idOf(answer),
       stream: responsesStream,

@@ -6,6 +6,7 @@ import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
 import type { PromptMeasure } from '../../metering/prompt-measure';
+import type { HostedToolPlan } from '../hosted-tools';
 import type { Usage } from '../usage';
 
 export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiError };
@@ -89,6 +90,8 @@ export interface Endpoint<R> {
   prepare?(request: R, accountId: string): Promise<ApiError | number>;
   /** The prompt's measure (`carried`: from `prepare`). May throw RangeError for a body nested too deeply to serialize. */
   prompt(request: R, carried: number): PromptMeasure;
+  /** The hosted tool calls the request may make (reserved up front, charged per call); undefined: none. */
+  hostedTools?(request: R, model: Model): HostedToolPlan | undefined;
   /** What the context-length refusal says of the prompt, and the field it names: `the messages take`, `messages`. */
   promptWords: { noun: string; field: string };
   stream(request: R): boolean;

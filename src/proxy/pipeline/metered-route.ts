@@ -178,6 +178,7 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
       answer: endpoint.answer,
       facts: r.facts,
       reservedOutput: reserved.allowance * planned.choices,
+      hostedTools: planned.tools,
       promptTokens: () => settledPrompt(route, planned.prompt, requestId),
       lease: meter.hold(accountId, requestId, model),
       resend: resender(upstream, req, res, next),

@@ -161,7 +161,7 @@ return 1
  * to the charged tokens; their budgets are charged (budget_charge).
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
  * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
- * and the totals take these two only when not 0). Reply: {'ok', stream id, the account's balance after the charge
+ * and the totals take these two only when not 0), hosted tool calls and their tokens (the ledger only, when not 0). Reply: {'ok', stream id, the account's balance after the charge
  * (live packages less debt and open reservations)} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
@@ -213,6 +213,11 @@ local entry = {'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'pro
 local cached, reasoning = ARGV[16], ARGV[17]
 if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
 if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
+-- The hosted tool line (ARGV[18] calls, ARGV[19] tokens, both already in charged): only when not 0.
+if ARGV[18] and ARGV[18] ~= '0' then
+  entry[#entry + 1] = 'tool_calls'; entry[#entry + 1] = ARGV[18]
+  entry[#entry + 1] = 'tool_tokens'; entry[#entry + 1] = ARGV[19]
+end
 local id = redis.call('XADD', KEYS[7], '*', unpack(entry))
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)
