@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
 import type { HostedToolPlan } from './hosted-tools';
-import type { AnswerDialect } from './pipeline/endpoint';
+import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
 import type { UpstreamHandler } from './upstream-proxy';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
@@ -47,5 +47,5 @@ export interface ExchangeContext {
   /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
   resend: (handler: UpstreamHandler) => void;
   /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
-  onAnswer?: (answerId: string, tokens: number | undefined) => void;
+  onAnswer?: (answer: AnswerIds, tokens: number | undefined) => void;
 }

@@ -9,7 +9,7 @@ import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
 import { toolCharge } from './hosted-tools';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
-import type { StreamDialect } from './pipeline/endpoint';
+import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
 
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
@@ -201,7 +201,7 @@ export class Exchange {
   }
 
   /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */
-  private answered(answerId: string, usage: Usage | undefined): void {
+  private answered(answerId: AnswerIds, usage: Usage | undefined): void {
     const tell = this.ctx.onAnswer;
     if (!tell || this.told) return;
     this.told = true;

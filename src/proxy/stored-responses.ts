@@ -11,6 +11,7 @@ import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-he
 import type { Logger } from '../observability/logger';
 import { requestFacts } from '../observability/request-log';
 import type { ResponseOwners } from '../store/ports/response-owners';
+import { callerResponse, responseNotFound } from './caller-ids';
 import { rewriteModel } from './model-rewriter';
 import { collect, decoded } from './upstream-body';
 import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
@@ -97,13 +98,13 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     const accountId = requestFacts(res).accountId as string;
     let owner;
     try {
-      owner = await owners.get(id);
+      owner = await callerResponse(owners, accountId, id);
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'store unreachable while looking up a stored response');
       return sendError(res, STORE_UNAVAILABLE);
     }
-    const model = owner && owner.accountId === accountId ? options.catalog().get(owner.model) : undefined;
-    if (!owner || !model) return sendError(res, apiError('not_found', `No response with id '${id}' was found.`));
+    const model = owner && options.catalog().get(owner.model);
+    if (!owner || !model) return sendError(res, responseNotFound(id, null));
     requestFacts(res).model = model;
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
     const forget = req.method === 'DELETE' ? () => void owners.forget(id).catch(() => undefined) : () => undefined;

@@ -2,6 +2,7 @@
 import { unsupported, upstreamMessages } from '../../catalog/capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../http/chat-request';
 import { PromptSize } from '../../metering/estimate';
+import { chatIdRefusal } from '../caller-ids';
 import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tools';
 import { TopLevelScan } from '../model-rewriter';
 import { completionTextTokens } from '../response-usage';
@@ -30,7 +31,8 @@ export const chatEndpoint: Endpoint<ChatRequest> = {
   unsupported: (request, model) =>
     unsupported(request, model) ??
     hostedToolRefusal(request.tools, request.tool_choice, model) ??
-    webSearchOptionsRefusal(request.web_search_options, model),
+    webSearchOptionsRefusal(request.web_search_options, model) ??
+    chatIdRefusal(request),
   outputCap: requestedMaxTokens,
   choices: (request) => request.n ?? 1,
   prompt: (request) => new PromptSize(request),

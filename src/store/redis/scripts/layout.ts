@@ -26,7 +26,8 @@
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
  * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
  * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated),
- * resp:<response id> (the owner of a stored Responses API response: JSON {a: account, m: model, t: tokens}, 30 days).
+ * own:<shard>:<bucket> (HASH: the owners of stored Responses API responses and their items, redis-response-owners.ts),
+ * resp:<response id> (before own:, one owner per key: read until these expire).
  */
 
 /**
