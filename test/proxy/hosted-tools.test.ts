@@ -7,6 +7,7 @@ import { hostedToolReply, searchChatReply } from '../helpers/hosted-tool-replies
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { chatBody, settled, MODEL } from '../helpers/proxy';
 import { proxyFixture } from '../helpers/fixture';
+import { modelPage } from '../../src/console/model-page';
 
 const TOOLS_MODEL = 'acme/model-1';
 const hosted_tools = {
@@ -124,6 +125,20 @@ describe.each(storeKinds)('hosted tools (%s store)', (kind) => {
     await settled(t.proxy);
     const [record] = await t.s.store.usage({ keyId: key.id, limit: 1 });
     expect(record).toMatchObject({ toolCalls: 1, toolTokens: 200, chargedTokens: 310 });
+  });
+
+  it("shows each model's hosted tools on /v1/models and the models page, without the ids it shares", async () => {
+    const key = await keyWithTokens(t.s.store, 10);
+    const list = await request(t.proxy.url).get('/v1/models').set('authorization', `Bearer ${key.secret}`);
+    const byId = new Map((list.body.data as { id: string; hosted_tools?: unknown }[]).map((m) => [m.id, m]));
+    expect(byId.get(MODEL)!.hosted_tools).toBeUndefined();
+    expect(byId.get(TOOLS_MODEL)!.hosted_tools).toEqual({
+      web_search: { per_call_tokens: 200, max_calls: 3 },
+      file_search: { per_call_tokens: 100, max_calls: 2 },
+    });
+    const page = modelPage(list.body.data);
+    expect(page).toContain('<code>web_search</code> (200 tokens a call, at most 3)');
+    expect(JSON.stringify(list.body) + page).not.toContain('vs_shared');
   });
 
   it('holds 20 concurrent hosted-tool requests on a 1,000-token balance to what their reservations cover', async () => {
