@@ -10,6 +10,7 @@ import { proxyFixture } from '../helpers/fixture';
 import { modelPage } from '../../src/console/model-page';
 
 const TOOLS_MODEL = 'acme/model-1';
+const ADMIN_TOKEN = 'admin-token-0123456789';
 const hosted_tools = {
   web_search: { per_call_tokens: 200, max_calls: 3 },
   file_search: { per_call_tokens: 100, max_calls: 2, vector_store_ids: ['vs_shared'] },
@@ -27,7 +28,7 @@ const events = (text: string) =>
     .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as Record<string, any>);
 
 describe.each(storeKinds)('hosted tools (%s store)', (kind) => {
-  const t = proxyFixture(kind, { models: [{}, { hosted_tools }] });
+  const t = proxyFixture(kind, { models: [{}, { hosted_tools }], env: { ADMIN_TOKEN } });
   const post = (secret: string, path: string, b: object) =>
     request(t.proxy.url).post(`/v1/${path}`).set('authorization', `Bearer ${secret}`).send(b);
 
@@ -81,6 +82,8 @@ describe.each(storeKinds)('hosted tools (%s store)', (kind) => {
     const [record] = await t.s.store.usage({ keyId: key.id, limit: 1 });
     expect(record).toMatchObject({ promptTokens: 100, completionTokens: 10, toolCalls: 3, toolTokens: 500, chargedTokens: 610 });
     expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000 - 610, reserved: 0 });
+    const admin = await request(t.proxy.url).get(`/admin/usage?key_id=${key.id}`).set('authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(admin.body.data[0]).toMatchObject({ tool_calls: 3, tool_tokens: 500, charged_tokens: 610 });
 
     await post(key.secret, 'responses', toolsBody({ max_tool_calls: 1 })).expect(200);
     expect(t.upstream.calls[1].body.max_tool_calls).toBe(1);
