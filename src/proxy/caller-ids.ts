@@ -4,7 +4,8 @@
  * same 404 as an id never seen, so ids cannot be probed; nothing is reserved or forwarded.
  *
  * - a stored response (`previous_response_id`, /v1/responses/{id}): recorded as the caller's when it was answered;
- * - an `item_reference`'s id: an output item of one of the caller's stored responses;
+ * - an `item_reference`'s id, an `mcp_approval_response`'s `approval_request_id`: an item of one of the caller's stored
+ *   responses (its output items, and the input items the caller listed);
  * - any other input item's `id` (a message, function call, reasoning… sent back): not another account's item (an id
  *   never recorded passes: it names nothing stored through this proxy, as with a `store: false` answer resent whole);
  * - a vector store (`file_search.vector_store_ids`) or container (`code_interpreter.container`): one the models
@@ -93,6 +94,9 @@ export async function responsesIdRefusal(
     if (file) return file;
     if (typeof item.id === 'string') named.push({ id: item.id, param: `input[${i}].id`, strict: item.type === 'item_reference' });
     else if (item.type === 'item_reference') return notFound('item', String(item.id), `input[${i}].id`);
+    // An approval answers an MCP call the caller's stored response asked about: that request item must be the caller's.
+    if (typeof item.approval_request_id === 'string')
+      named.push({ id: item.approval_request_id, param: `input[${i}].approval_request_id`, strict: true });
   }
   const previousId = request.previous_response_id;
   let previous: ResponseOwner | undefined;
@@ -108,6 +112,18 @@ export async function responsesIdRefusal(
     return notFound('item', named[k].id, named[k].param);
   }
   return { previous };
+}
+
+/** The ids of a stored response's input items, from the list `GET /v1/responses/{id}/input_items` answers. */
+export function listedItemIds(listing: Buffer): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(listing.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const data = isObj(parsed) && Array.isArray(parsed.data) ? (parsed.data as unknown[]) : [];
+  return data.filter(isObj).flatMap((item) => (typeof item.id === 'string' ? [item.id] : []));
 }
 
 /**

@@ -46,6 +46,8 @@ describe.each(storeKinds)('ids a request names (%s store)', (kind) => {
     const resent = { type: 'message', id: message.id, role: 'assistant', content: 'Found it.' };
     await refused(mallory.secret, mallory.id, body({ input: [{ role: 'user', content: 'Hi' }, resent] }), 'input[1].id');
     await refused(mallory.secret, mallory.id, body({ previous_response_id: answer.id }), 'previous_response_id');
+    const approval = { type: 'mcp_approval_response', approval_request_id: search.id, approve: true };
+    await refused(mallory.secret, mallory.id, body({ input: [approval] }), 'input[0].approval_request_id');
     await refused(mallory.secret, mallory.id, body({ input: [{ type: 'item_reference', id: 'msg_never_seen' }] }), 'input[0].id');
 
     // The owner names them all; an item id never recorded (an unstored answer's, sent back whole) passes.
@@ -56,6 +58,23 @@ describe.each(storeKinds)('ids a request names (%s store)', (kind) => {
     ];
     expect((await post(alice.secret, body({ input: own, previous_response_id: answer.id }))).status).toBe(200);
     expect(t.upstream.calls.at(-1)!.body.input[0]).toEqual({ type: 'item_reference', id: message.id });
+  });
+
+  it("lets the owner reference its response's input items once it listed them, and no one else ever", async () => {
+    const alice = await keyWithTokens(t.s.store, 10_000);
+    const mallory = await keyWithTokens(t.s.store, 10_000);
+    const input = [{ type: 'message', id: 'msg_input_1', role: 'user', content: 'Hi' }];
+    const first = await post(alice.secret, body({ input }));
+    expect(first.status).toBe(200);
+    await settled(t.proxy);
+    const ref = body({ input: [{ type: 'item_reference', id: 'msg_input_1' }] });
+    expect((await post(alice.secret, ref)).status).toBe(404);
+    const listed = await request(t.proxy.url)
+      .get(`/v1/responses/${first.body.id}/input_items`)
+      .set('authorization', `Bearer ${alice.secret}`);
+    expect(listed.body.data[0].id).toBe('msg_input_1');
+    await refused(mallory.secret, mallory.id, ref, 'input[0].id');
+    expect((await post(alice.secret, ref)).status).toBe(200);
   });
 
   it('keeps nothing of an answer not stored: its ids name nothing afterwards', async () => {
