@@ -8,22 +8,25 @@ import { z } from 'zod';
 /** Calls one request may make to hosted tools when its entry names no `max_calls`. */
 export const DEFAULT_MAX_TOOL_CALLS = 5;
 
-export const hostedToolsSchema = z.record(
-  z
-    .string()
-    .regex(/^[a-z][a-z0-9_]*$/, 'must be a tool type such as web_search')
-    .refine((t) => t !== 'function' && t !== 'custom', 'function and custom tools always pass: they are not hosted tools'),
-  z.strictObject({
-    /** Tokens charged per call the answer reports (charged as they are, not weighted). */
-    per_call_tokens: z.number().int().positive(),
-    /** Most calls one request may make (sent upstream as `max_tool_calls`). Default 5. */
-    max_calls: z.number().int().positive().default(DEFAULT_MAX_TOOL_CALLS),
-    /** file_search: the vector stores any account may search (they are the operator's, shared). Default none. */
-    vector_store_ids: z.array(z.string().min(1)).optional(),
-    /** code_interpreter: the containers any account may name (the operator's, shared). Default none. */
-    containers: z.array(z.string().min(1)).optional(),
-  }),
-);
+export const hostedToolsSchema = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a tool type such as web_search'),
+    z.strictObject({
+      /** Tokens charged per call the answer reports (charged as they are, not weighted). */
+      per_call_tokens: z.number().int().positive(),
+      /** Most calls one request may make (sent upstream as `max_tool_calls`). Default 5. */
+      max_calls: z.number().int().positive().default(DEFAULT_MAX_TOOL_CALLS),
+      /** file_search: the vector stores any account may search (they are the operator's, shared). Default none. */
+      vector_store_ids: z.array(z.string().min(1)).optional(),
+      /** code_interpreter: the containers any account may name (the operator's, shared). Default none. */
+      containers: z.array(z.string().min(1)).optional(),
+    }),
+  )
+  .superRefine((tools, ctx) => {
+    for (const type of ['function', 'custom'])
+      if (type in tools)
+        ctx.addIssue({ code: 'custom', path: [type], message: 'function and custom tools always pass: they are not hosted tools' });
+  });
 
 /** One allowed hosted tool, resolved. */
 export interface HostedTool {
