@@ -8,6 +8,7 @@ import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { chatBody, settled, MODEL } from '../helpers/proxy';
 import { proxyFixture } from '../helpers/fixture';
 import { modelPage } from '../../src/console/model-page';
+import { usageCloudEvent } from '../../src/api/webhook';
 
 const TOOLS_MODEL = 'acme/model-1';
 const ADMIN_TOKEN = 'admin-token-0123456789';
@@ -84,6 +85,8 @@ describe.each(storeKinds)('hosted tools (%s store)', (kind) => {
     expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000 - 610, reserved: 0 });
     const admin = await request(t.proxy.url).get(`/admin/usage?key_id=${key.id}`).set('authorization', `Bearer ${ADMIN_TOKEN}`);
     expect(admin.body.data[0]).toMatchObject({ tool_calls: 3, tool_tokens: 500, charged_tokens: 610 });
+    // …and the usage.settled event its webhook carries (here as `usage export --format cloudevents` writes it).
+    expect(JSON.parse(usageCloudEvent(admin.body.data[0])).data).toMatchObject({ tool_calls: 3, tool_tokens: 500 });
 
     await post(key.secret, 'responses', toolsBody({ max_tool_calls: 1 })).expect(200);
     expect(t.upstream.calls[1].body.max_tool_calls).toBe(1);
