@@ -161,7 +161,7 @@ return 1
  * to the charged tokens; their budgets are charged (budget_charge).
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
  * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
- * and the totals take these two only when not 0), hosted tool calls and their tokens (the ledger only, when not 0). Reply: {'ok', stream id, the account's balance after the charge
+ * and the totals take these two only when not 0). Reply: {'ok', stream id, the account's balance after the charge
  * (live packages less debt and open reservations)} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
