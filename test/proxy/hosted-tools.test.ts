@@ -55,13 +55,19 @@ describe.each(storeKinds)('hosted tools (%s store)', (kind) => {
     expect(await t.s.store.getKey(key.id)).toMatchObject({ balance: 10_000, reserved: 0 });
   });
 
-  it("refuses chat's web_search_options and a tool_choice naming a hosted tool by default; function tools pass", async () => {
+  it("refuses chat's web_search_options, a tool_choice naming a hosted tool and a bad max_tool_calls; function tools pass", async () => {
     const key = await keyWithTokens(t.s.store, 10_000);
     const search = await post(key.secret, 'chat/completions', chatBody({ web_search_options: {} }));
     expect(search.status).toBe(400);
     expect(search.body.error.param).toBe('web_search_options');
     const choice = await post(key.secret, 'responses', body({ tools: [fn], tool_choice: { type: 'web_search_preview' } }));
     expect(choice.body.error.param).toBe('tool_choice.type');
+    expect(t.upstream.calls).toHaveLength(0);
+    for (const bad of [-1, 1.5, '3']) {
+      const res = await post(key.secret, 'responses', toolsBody({ max_tool_calls: bad }));
+      expect(res.status).toBe(400);
+      expect(res.body.error.param).toBe('max_tool_calls');
+    }
     expect(t.upstream.calls).toHaveLength(0);
     expect((await post(key.secret, 'responses', body({ tools: [fn] }))).status).toBe(200);
     expect((await post(key.secret, 'chat/completions', chatBody({ tools: [{ type: 'function', function: { name: 'f' } }] }))).status).toBe(
