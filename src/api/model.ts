@@ -39,6 +39,11 @@ export const modelSchema = z.strictObject({
       unit: z.literal('per_million_tokens'),
     })
     .nullable(),
+  /**
+   * The hosted tools (run by the upstream) the model may be asked for, by type, with the tokens charged per call and
+   * the most calls per request; absent when it allows none (function and custom tools only).
+   */
+  hosted_tools: z.record(z.string(), z.strictObject({ per_call_tokens: z.number().int(), max_calls: z.number().int() })).optional(),
 });
 export type ModelObject = z.infer<typeof modelSchema>;
 
@@ -61,7 +66,15 @@ export function modelObject(m: Model): ModelObject {
     endpoints: [...m.endpoints],
     quota_weight: weightObject(m),
     pricing: m.pricing ? pricingObject(m.pricing) : null,
+    ...(m.hostedTools.size > 0 ? { hosted_tools: hostedToolsObject(m) } : {}),
   };
+}
+
+/** The allowed hosted tools, without the ids the models file shares on them (they are the operator's to give). */
+function hostedToolsObject(m: Model): NonNullable<ModelObject['hosted_tools']> {
+  const tools: NonNullable<ModelObject['hosted_tools']> = {};
+  for (const [type, t] of m.hostedTools) tools[type] = { per_call_tokens: t.perCallTokens, max_calls: t.maxCalls };
+  return tools;
 }
 
 function weightObject(m: Model): ModelObject['quota_weight'] {

@@ -33,7 +33,9 @@ export function usageTotalsObject(u: UsageTotals): UsageTotalsObject {
  * One request in the ledger. `estimated`: the upstream reported no usage and our tokenizer counted; `status`: what the
  * client got (499 when it went away mid-stream); `key_id` is null for a request charged to its account without a key.
  * `cached_tokens`: of the prompt tokens, those the upstream reported as cached (charged at the model's cached-input
- * weight); `reasoning_tokens`: of the completion tokens, those it reported as reasoning (charged as output).
+ * weight); `reasoning_tokens`: of the completion tokens, those it reported as reasoning (charged as output);
+ * `tool_calls` and `tool_tokens` (only on a request that made hosted tool calls): the calls charged and, of the
+ * charged tokens, those for them (docs/hosted-tools-and-stored-items.md).
  */
 export const usageSchema = z.strictObject({
   request_id: z.string(),
@@ -46,6 +48,8 @@ export const usageSchema = z.strictObject({
   completion_tokens: tokenCount,
   cached_tokens: tokenCount,
   reasoning_tokens: tokenCount,
+  tool_calls: tokenCount.optional(),
+  tool_tokens: tokenCount.optional(),
   charged_tokens: tokenCount,
   estimated: z.boolean(),
   stream: z.boolean(),
@@ -66,6 +70,7 @@ export function usageObject(r: UsageRecord): UsageObject {
     completion_tokens: r.completionTokens,
     cached_tokens: r.cachedTokens,
     reasoning_tokens: r.reasoningTokens,
+    ...(r.toolCalls ? { tool_calls: r.toolCalls, tool_tokens: r.toolTokens ?? 0 } : {}),
     charged_tokens: r.chargedTokens,
     estimated: r.estimated,
     stream: r.stream,

@@ -85,6 +85,8 @@ export function usageCloudEvent(u: UsageObject): string {
     completionTokens: u.completion_tokens,
     cachedTokens: u.cached_tokens,
     reasoningTokens: u.reasoning_tokens,
+    toolCalls: u.tool_calls,
+    toolTokens: u.tool_tokens,
     chargedTokens: u.charged_tokens,
     estimated: u.estimated,
     stream: u.stream,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { limitsSchema } from '../limits/limits';
 import { ENDPOINTS } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
+import { hostedToolsSchema } from './hosted-tools';
 import { outputCapFieldsSchema } from './output-caps';
 
 const httpUrl = z
@@ -63,6 +64,8 @@ const modelSchema = z.strictObject({
   /** The body fields each endpoint's output allowance is written into. Default: the upstream's, else output-caps.ts's. */
   output_cap_fields: outputCapFieldsSchema.optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
+  /** Hosted tools the model may be asked for, by type: `{web_search: {per_call_tokens: 2000}}`. Default none. */
+  hosted_tools: hostedToolsSchema.optional(),
   /** For display on /v1/models: price per million tokens (cached input: default the input price; an embeddings-only model has no output price). */
   pricing: z
     .strictObject({

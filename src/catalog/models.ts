@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { hasLimits, type Limits } from '../limits/limits';
 import { DEFAULT_ENDPOINTS, type EndpointName } from './endpoints';
+import { hostedToolsOf, type HostedTools } from './hosted-tools';
 import { outputCapFields, type OutputEndpoint } from './output-caps';
 import { ModelsFileError, parseModelsFile, type ParsedFile, type ParsedModel, type upstreamSchema } from './models-file-schema';
 
@@ -49,6 +50,8 @@ export interface Model {
   /** The endpoints it serves. */
   endpoints: ReadonlySet<EndpointName>;
   capabilities: Capabilities;
+  /** The hosted tools it may be asked for (hosted-tools.ts); empty: function and custom tools only. */
+  hostedTools: HostedTools;
   /** `output` is undefined only for a model that serves embeddings alone (it produces no output tokens). */
   pricing: { input: number; cachedInput: number; output: number | undefined; currency: string } | undefined;
   /** The model's own limits; undefined when it has none (the route then skips the model step entirely). */
@@ -131,6 +134,7 @@ function modelOf(
       developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
       sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
     },
+    hostedTools: hostedToolsOf(m.hosted_tools),
     pricing: m.pricing && {
       input: m.pricing.input,
       cachedInput: m.pricing.cached_input ?? m.pricing.input,

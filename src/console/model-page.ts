@@ -70,6 +70,14 @@ function endpointList(endpoints: readonly EndpointName[]): Html {
   </ul>`;
 }
 
+/** The hosted tools a model allows, each with what a call costs; "None" for function and custom tools only. */
+function hostedTools(tools: ModelObject['hosted_tools']): Html | string {
+  if (!tools) return 'None';
+  return html`${Object.entries(tools).map(
+    ([type, t], i) => html`${i > 0 ? ', ' : ''}<code>${type}</code> (${count(t.per_call_tokens)} tokens a call, at most ${t.max_calls})`,
+  )}`;
+}
+
 function modelRow(m: ModelObject): Html {
   const c = m.capabilities;
   return html`<tr>
@@ -98,6 +106,10 @@ function modelRow(m: ModelObject): Html {
         <div>
           <dt>Sampling parameters</dt>
           <dd>${sampling(c.sampling_parameters)}</dd>
+        </div>
+        <div>
+          <dt>Hosted tools</dt>
+          <dd>${hostedTools(m.hosted_tools)}</dd>
         </div>
       </dl>
     </td>

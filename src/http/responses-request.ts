@@ -35,6 +35,7 @@ export const responsesRequestSchema = z.looseObject({
   tools: z
     .array(z.looseObject({ type: z.string({ error: 'must be a string' }) }, { error: 'must be an object' }), { error: 'must be an array' })
     .nullish(),
+  max_tool_calls: z.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must not be negative').nullish(),
   tool_choice: z.union([z.string(), z.looseObject({})], { error: 'must be a string or an object' }).nullish(),
   text: z
     .looseObject(

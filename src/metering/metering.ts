@@ -91,6 +91,8 @@ export class Meter {
     requestId: string;
     model: Model;
     promptTokens: number;
+    /** Tokens held for hosted tool calls (hosted-tools.ts), on top of the prompt's. Default 0. */
+    toolTokens?: number;
     allowance: number;
     /** The allowance is the model's default (the client named no max_tokens): tpm limits may lower it. */
     defaultAllowance?: boolean;
@@ -101,7 +103,7 @@ export class Meter {
       keyId: args.keyId,
       requestId: args.requestId,
       model: args.model.id,
-      fixed: charge(args.model, args.promptTokens, 0),
+      fixed: charge(args.model, args.promptTokens, 0) + (args.toolTokens ?? 0),
       unit: args.model.outputWeight * args.choices,
       allowance: args.allowance,
       defaultAllowance: args.defaultAllowance,

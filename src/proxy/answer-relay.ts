@@ -13,7 +13,7 @@ import { downstreamResponseHeaders } from '../http/http-headers';
 import { addChargeHeaders, type ShownCharge } from './charge-shown';
 import { JsonTap } from './json-tap';
 import { rewriteModel } from './model-rewriter';
-import type { AnswerDialect } from './pipeline/endpoint';
+import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
 import type { Usage } from './usage';
 import { collect } from './upstream-body';
 
@@ -29,7 +29,7 @@ export interface RelayHost {
    */
   settle(usage: Usage | undefined, estimate: () => number): Promise<ShownCharge> | undefined;
   /** The answer carries an id the upstream stores (called before the client gets it). */
-  answered(answerId: string, usage: Usage | undefined): void;
+  answered(answer: AnswerIds, usage: Usage | undefined): void;
   fail(err: NodeJS.ErrnoException): void;
 }
 

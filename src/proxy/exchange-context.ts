@@ -5,7 +5,8 @@ import type { Lease, Meter } from '../metering/metering';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
-import type { AnswerDialect } from './pipeline/endpoint';
+import type { HostedToolPlan } from './hosted-tools';
+import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
 import type { UpstreamHandler } from './upstream-proxy';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
@@ -38,11 +39,13 @@ export interface ExchangeContext {
   facts: RequestFacts;
   /** Completion tokens the reservation covers (allowance × choices): more at settlement is an overrun. */
   reservedOutput: number;
+  /** The hosted tool calls reserved for, charged per call the answer reports (a line of its own); undefined: none. */
+  hostedTools: HostedToolPlan | undefined;
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;
   /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
   resend: (handler: UpstreamHandler) => void;
   /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
-  onAnswer?: (answerId: string, tokens: number | undefined) => void;
+  onAnswer?: (answer: AnswerIds, tokens: number | undefined) => void;
 }

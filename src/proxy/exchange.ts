@@ -7,8 +7,9 @@ import type { Readable } from 'node:stream';
 import { apiError, sendError, type ApiError } from '../http/errors';
 import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
+import { toolCharge } from './hosted-tools';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
-import type { StreamDialect } from './pipeline/endpoint';
+import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
 
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
@@ -200,7 +201,7 @@ export class Exchange {
   }
 
   /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */
-  private answered(answerId: string, usage: Usage | undefined): void {
+  private answered(answerId: AnswerIds, usage: Usage | undefined): void {
     const tell = this.ctx.onAnswer;
     if (!tell || this.told) return;
     this.told = true;
@@ -253,7 +254,8 @@ export class Exchange {
     const { promptTokens, completionTokens } = usage;
     const cachedTokens = usage.cachedTokens ?? 0;
     const reasoningTokens = usage.reasoningTokens ?? 0;
-    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens);
+    const tools = toolCharge(this.ctx.hostedTools, usage);
+    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens) + tools.tokens;
     if (completionTokens > this.ctx.reservedOutput) this.overrun(completionTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
     const balance = this.deps.meter.settle({
@@ -266,6 +268,7 @@ export class Exchange {
       completionTokens,
       cachedTokens,
       reasoningTokens,
+      ...(tools.calls > 0 ? { toolCalls: tools.calls, toolTokens: tools.tokens } : {}),
       chargedTokens,
       estimated,
       stream: this.ctx.stream,
@@ -274,7 +277,7 @@ export class Exchange {
     this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'settle', tokens: chargedTokens });
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();
-    return balance.then((b) => ({ chargedTokens, balance: b }));
+    return balance.then((b) => ({ chargedTokens, balance: b, toolTokens: tools.tokens }));
   }
 
   /** The upstream produced more than was reserved (it ignored the cap we sent): charged all the same, and told. */

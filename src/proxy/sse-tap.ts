@@ -7,7 +7,7 @@
  */
 import { addChargeFields, type ShownCharge } from './charge-shown';
 import { bytesEqual } from './model-rewriter';
-import type { LineScan, StreamDialect } from './pipeline/endpoint';
+import type { AnswerIds, LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
 import type { Usage } from './usage';
 
@@ -45,7 +45,7 @@ export class SseTap {
   /** Whether `data: [DONE]` has passed. */
   done = false;
   /** The id the usage line names (a stored response's), once it has passed. */
-  answerId: string | undefined;
+  answerId: AnswerIds | undefined;
   /** Whether the usage line is held back, waiting for its charge (`unpark`). */
   get parked(): boolean {
     return this.parkedLine !== undefined;

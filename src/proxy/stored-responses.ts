@@ -11,6 +11,7 @@ import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-he
 import type { Logger } from '../observability/logger';
 import { requestFacts } from '../observability/request-log';
 import type { ResponseOwners } from '../store/ports/response-owners';
+import { callerResponse, listedItemIds, responseNotFound } from './caller-ids';
 import { rewriteModel } from './model-rewriter';
 import { collect, decoded } from './upstream-body';
 import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
@@ -48,7 +49,8 @@ class StoredRelay implements UpstreamHandler {
     private readonly res: Response,
     private readonly model: Model,
     private readonly options: StoredResponsesOptions,
-    private readonly onSuccess: () => void,
+    /** Keeps the owner records in step with the answer, before the client sees it (never rejects). */
+    private readonly onSuccess: (answer: Buffer) => Promise<void>,
   ) {}
 
   attach(proxyReq: ClientRequest): void {
@@ -66,12 +68,14 @@ class StoredRelay implements UpstreamHandler {
         if (buf === undefined) return this.refuse(apiError('upstream_error', 'The upstream response exceeded the size limit.'));
         if (status < 200 || status >= 300) return this.refuse(upstreamErrorFrom(status, buf));
         this.done = true;
-        this.onSuccess();
-        const out = rewriteModel(buf, this.model.idJson);
-        const headers = downstreamResponseHeaders(proxyRes.headers);
-        headers['content-length'] = out.length;
-        this.res.writeHead(status, headers);
-        this.res.end(out);
+        void this.onSuccess(buf).then(() => {
+          if (this.res.destroyed) return;
+          const out = rewriteModel(buf, this.model.idJson);
+          const headers = downstreamResponseHeaders(proxyRes.headers);
+          headers['content-length'] = out.length;
+          this.res.writeHead(status, headers);
+          this.res.end(out);
+        });
       },
       (err) => this.fail(err),
     );
@@ -97,17 +101,22 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     const accountId = requestFacts(res).accountId as string;
     let owner;
     try {
-      owner = await owners.get(id);
+      owner = await callerResponse(owners, accountId, id);
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'store unreachable while looking up a stored response');
       return sendError(res, STORE_UNAVAILABLE);
     }
-    const model = owner && owner.accountId === accountId ? options.catalog().get(owner.model) : undefined;
-    if (!owner || !model) return sendError(res, apiError('not_found', `No response with id '${id}' was found.`));
+    const model = owner && options.catalog().get(owner.model);
+    if (!owner || !model) return sendError(res, responseNotFound(id, null));
     requestFacts(res).model = model;
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
-    const forget = req.method === 'DELETE' ? () => void owners.forget(id).catch(() => undefined) : () => undefined;
-    const handler = new StoredRelay(path, res, model, options, forget);
+    const handler = new StoredRelay(path, res, model, options, async (answer) => {
+      const failed = (err: Error) => logger.warn({ responseId: id, err: err.message }, 'could not update the owners of a stored response');
+      if (req.method === 'DELETE') return owners.forget(id).catch(failed);
+      // The input items' ids, which the answer that stored them did not show: now the caller may reference them too.
+      const itemIds = suffix === '/input_items' ? listedItemIds(answer) : [];
+      if (itemIds.length > 0) await owners.record({ ...owner, responseId: id, itemIds }).catch(failed);
+    });
     req.headers = options.upstreamHeaders(req, {
       bodyLength: undefined,
       apiKey: model.upstreamApiKey,

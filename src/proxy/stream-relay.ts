@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { downstreamResponseHeaders } from '../http/http-headers';
 import type { ShownCharge } from './charge-shown';
-import type { StreamDialect } from './pipeline/endpoint';
+import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
 import { SseTap, type Usage } from './sse-tap';
 
 /** What a stream relay asks of its exchange. */
@@ -22,7 +22,7 @@ export interface StreamHost {
   /** Charges the stream's usage (`estimate`: our count of what it streamed, asked only without usage). */
   settle(usage: Usage | undefined, estimate: () => number): Promise<ShownCharge> | undefined;
   /** The stream names an id the upstream stores (called before the client gets it). */
-  answered(answerId: string, usage: Usage | undefined): void;
+  answered(answer: AnswerIds, usage: Usage | undefined): void;
   fail(err: NodeJS.ErrnoException): void;
 }
 

@@ -9,4 +9,6 @@ export interface Usage {
   cachedTokens?: number;
   /** Of the completion tokens, those the upstream reported as reasoning; absent: none. */
   reasoningTokens?: number;
+  /** The hosted tool calls the answer reports, by output item type (hosted-tools.ts); absent: the answer did not say. */
+  hostedCalls?: string[];
 }

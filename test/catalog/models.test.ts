@@ -48,6 +48,7 @@ describe('models file', () => {
       streamIncludeUsage: true,
       endpoints: new Set(['chat', 'completions', 'responses']),
       capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
+      hostedTools: new Map(),
       pricing: undefined,
       limits: undefined,
       created: expect.any(Number),
@@ -132,6 +133,22 @@ describe('models file', () => {
   ])('refuses a bad file, naming %s', (where, content) => {
     expect(() => buildCatalog(content, defaults)).toThrow(ModelsFileError);
     expect(() => buildCatalog(content, defaults)).toThrow(where);
+  });
+
+  it('resolves hosted_tools (max_calls default 5, the shared ids of each tool) and refuses a function or priceless entry', () => {
+    const hosted_tools = {
+      web_search: { per_call_tokens: 2000 },
+      file_search: { per_call_tokens: 500, max_calls: 2, vector_store_ids: ['vs_1'] },
+    };
+    const c = buildCatalog({ models: [{ id: 'a/t', hosted_tools, ...base }] }, defaults);
+    expect([...c.get('a/t')!.hostedTools]).toEqual([
+      ['web_search', { perCallTokens: 2000, maxCalls: 5, sharedIds: new Set() }],
+      ['file_search', { perCallTokens: 500, maxCalls: 2, sharedIds: new Set(['vs_1']) }],
+    ]);
+    const bad = (tools: unknown) => () => buildCatalog({ models: [{ id: 'a/t', hosted_tools: tools, ...base }] }, defaults);
+    expect(bad({ function: { per_call_tokens: 1 } })).toThrow(/hosted_tools.*function and custom tools always pass/);
+    expect(bad({ web_search: {} })).toThrow(/hosted_tools\.web_search\.per_call_tokens.*is required/);
+    expect(bad({ web_search: { per_call_tokens: 0 } })).toThrow(ModelsFileError);
   });
 
   it('refuses unreadable and non-YAML files in one line', () => {

@@ -1,4 +1,5 @@
 /** The setup most proxy tests share: a fresh store, test upstream and in-process proxy for each test, closed after. */
+import { RedisResponseOwners } from '../../src/store/redis/redis-response-owners';
 import { makeStore, type StoreKind, type StoreUnderTest } from './stores';
 import { startUpstream, type TestUpstream } from './upstream';
 import { startProxy, type ProxyUnderTest } from './proxy';
@@ -22,7 +23,9 @@ export function proxyFixture(
   beforeEach(async () => {
     t.s = await makeStore(kind, storeOptions);
     t.upstream = await startUpstream();
-    t.proxy = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url, ...options });
+    // On Redis the stored responses' owners are kept there too, as the proxy started by users keeps them.
+    const responses = t.s.redis && new RedisResponseOwners(t.s.redis, { prefix: t.s.prefix });
+    t.proxy = await startProxy({ store: t.s.store, upstreamUrl: t.upstream.url, responses, ...options });
   });
   afterEach(async () => {
     await t.proxy.close();

@@ -26,6 +26,20 @@ describe.each(storeKinds)('%s store: usage ledger port', (kind) => {
       expect((await s.store.usage({ keyId: k.id, model: 'acme/a', limit: 1 })).map((r) => r.requestId)).toEqual(['r4']);
     });
 
+    it('keeps the hosted tool line on a record only when it has calls, as both stores write it', async () => {
+      const k = await keyWithTokens(s.store, 10_000);
+      await s.store.settle(settlement(k, 'tools', 520, { toolCalls: 2, toolTokens: 400 }));
+      await s.store.settle(settlement(k, 'none', 20, { toolCalls: 0, toolTokens: 0 }));
+      await s.store.settle(settlement(k, 'plain', 20));
+      const [tools, none, plain] = await s.store.usage({ keyId: k.id, limit: 10 });
+      expect(tools).toMatchObject({ requestId: 'tools', toolCalls: 2, toolTokens: 400, chargedTokens: 520 });
+      for (const r of [none, plain]) {
+        expect(r).not.toHaveProperty('toolCalls');
+        expect(r).not.toHaveProperty('toolTokens');
+      }
+      expect(await s.store.getKey(k.id)).toMatchObject({ balance: 10_000 - 560 });
+    });
+
     it('pages back in time before a cursor: the newest `limit` records strictly before it, oldest first', async () => {
       const k = await keyWithTokens(s.store, 10_000);
       for (let i = 0; i < 5; i++) await s.store.settle(settlement(k, `r${i}`, 20, { model: i % 2 ? 'acme/b' : 'acme/a' }));

@@ -2,6 +2,8 @@
 import { unsupported, upstreamMessages } from '../../catalog/capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../http/chat-request';
 import { PromptSize } from '../../metering/estimate';
+import { chatIdRefusal } from '../caller-ids';
+import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tools';
 import { TopLevelScan } from '../model-rewriter';
 import { completionTextTokens } from '../response-usage';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
@@ -26,10 +28,15 @@ export const chatEndpoint: Endpoint<ChatRequest> = {
   name: 'chat',
   validate: validateChatRequest,
   modelName: (request) => request.model,
-  unsupported,
+  unsupported: (request, model) =>
+    unsupported(request, model) ??
+    hostedToolRefusal(request.tools, request.tool_choice, model) ??
+    webSearchOptionsRefusal(request.web_search_options, model) ??
+    chatIdRefusal(request),
   outputCap: requestedMaxTokens,
   choices: (request) => request.n ?? 1,
   prompt: (request) => new PromptSize(request),
+  hostedTools: (request, model) => hostedChatPlan(request.web_search_options, model),
   promptWords: { noun: 'the messages take', field: 'messages' },
   stream: (request) => request.stream === true,
   upstreamBody(request, model, allowance) {

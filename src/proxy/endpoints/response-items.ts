@@ -2,6 +2,7 @@
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
 import type { ResponsesInputItem, ResponsesRequest } from '../../http/responses-request';
+import { hostedToolRefusal } from '../hosted-tools';
 
 const IMAGE_PARTS = new Set(['input_image', 'image_url']);
 const JSON_FORMATS = new Set(['json_object', 'json_schema']);
@@ -15,6 +16,8 @@ export function responseItemsRefusal(request: ResponsesRequest, model: Model): A
     if (request.tool_choice != null && request.tool_choice !== 'none')
       return refuse('tool_choice', 'does not support tools (function calling).');
   }
+  const hosted = hostedToolRefusal(request.tools, request.tool_choice, model);
+  if (hosted) return hosted;
   const format = request.text?.format?.type;
   if (!caps.jsonMode && format !== undefined && JSON_FORMATS.has(format)) {
     return refuse('text.format', `does not support JSON mode (text.format ${format}); it supports text only.`);

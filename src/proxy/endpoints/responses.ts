@@ -1,18 +1,22 @@
 /**
  * POST /v1/responses on the metered pipeline: input items in, output items out, `max_output_tokens` clamped to what
  * the balance covers. Usage is the answer's `usage`, in a stream the `response` of its last event. Stored state is the
- * account's own: a `previous_response_id` must be one this account was answered, `background` is refused.
+ * account's own: every id a request names must be the caller's (caller-ids.ts), `background` is refused; a stored
+ * answer's ids are recorded as the caller's, one not stored (`store: false`) leaves nothing behind.
  */
 import { unsupportedSampling } from '../../catalog/capabilities';
 import type { Model } from '../../catalog/models';
-import { apiError, type ApiError } from '../../http/errors';
+import { apiError } from '../../http/errors';
 import { validateResponsesRequest, type ResponsesRequest } from '../../http/responses-request';
 import { countText } from '../../metering/estimate';
 import { ResponsesPromptSize } from '../../metering/responses-prompt';
 import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import { responsesIdRefusal, storedAnswerIds } from '../caller-ids';
+import { hostedCalls, hostedResponsesPlan } from '../hosted-tools';
 import { ResponseEventScan } from '../response-model';
+import type { Usage } from '../usage';
 import { inputOutputUsage, usageObject } from './openai-usage';
 import { capOutput } from './output-cap';
 import { responseItemsRefusal, upstreamInput } from './response-items';
@@ -21,14 +25,20 @@ import { responseItemsRefusal, upstreamInput } from './response-items';
 const DELTAS = /"delta" *: *"((?:[^"\\]|\\.)*)"/g;
 const LAST_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
+/** The usage of a Responses answer (a stream's last `response`), with the hosted tool calls its output reports. */
+function responseUsage(response: Record<string, unknown> | undefined): Usage | undefined {
+  const usage = inputOutputUsage(response?.usage);
+  const calls = usage && hostedCalls(response?.output);
+  if (calls) usage.hostedCalls = calls;
+  return usage;
+}
+
 /** A stream's last event's `response`: its usage and id. */
 function lastResponse(event: Record<string, unknown>): Record<string, unknown> | undefined {
   if (typeof event.type !== 'string' || !LAST_EVENTS.has(event.type)) return undefined;
   const response = event.response;
   return typeof response === 'object' && response !== null ? (response as Record<string, unknown>) : undefined;
 }
-
-const idOf = (response: Record<string, unknown> | undefined) => (typeof response?.id === 'string' ? response.id : undefined);
 
 /** Our count of an answer's output: its texts, summaries and function-call arguments. */
 function outputText(answer: Record<string, unknown>): number {
@@ -57,18 +67,14 @@ function errorEvent(timedOut: boolean): string {
 
 /** A Responses stream: `event:`/`data:` pairs, the model inside each event's `response`, usage in the last one. */
 export const responsesStream: StreamDialect = {
-  usage: (event) => inputOutputUsage(lastResponse(event)?.usage),
+  usage: (event) => responseUsage(lastResponse(event)),
   usageOnly: () => false,
   shownUsage: (event) => usageObject(lastResponse(event)?.usage),
-  answerId: (event) => idOf(lastResponse(event)),
+  answerId: (event) => storedAnswerIds(lastResponse(event)),
   textFields: DELTAS,
   scanner: () => new ResponseEventScan(),
   errorEvent,
 };
-
-function notFound(id: string): ApiError {
-  return apiError('not_found', `No response with id '${id}' was found.`, 'previous_response_id');
-}
 
 export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpoint<ResponsesRequest> {
   return {
@@ -88,35 +94,42 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
       }
       return responseItemsRefusal(request, model) ?? unsupportedSampling(request, model);
     },
-    async prepare(request, accountId) {
-      const previous = request.previous_response_id;
-      if (previous == null) return 0;
-      const owner = await owners.get(previous);
-      // Another account's response, or one never answered here: the same 404, so ids cannot be probed.
-      if (!owner || owner.accountId !== accountId) return notFound(previous);
-      return owner.tokens ?? 0;
+    async prepare(request, accountId, model) {
+      // Another account's response or item, or one never answered here: the same 404, so ids cannot be probed.
+      const checked = await responsesIdRefusal(owners, accountId, model, request);
+      return 'code' in checked ? checked : (checked.previous?.tokens ?? 0);
     },
     outputCap: (request) => ({ field: 'max_output_tokens', value: request.max_output_tokens ?? undefined }),
     choices: () => 1,
     prompt: (request, carried) => new ResponsesPromptSize(request, carried),
+    hostedTools: (request, model) => hostedResponsesPlan(request.tools, request.max_tool_calls, model),
     promptWords: { noun: 'the input takes', field: 'input' },
     stream: (request) => request.stream === true,
     upstreamBody(request, model, allowance) {
       const body: Record<string, unknown> = { ...request, model: model.upstreamModel, input: upstreamInput(request, model) };
       capOutput(body, model.outputCapFields.responses, allowance);
+      // The hosted tool calls the reservation covers, and no more: the upstream stops calling tools there.
+      const tools = hostedResponsesPlan(request.tools, request.max_tool_calls, model);
+      if (tools) body.max_tool_calls = tools.calls;
       // A Responses stream always ends with its usage: nothing to ask for, nothing to hide.
       return { body, hideUsage: false };
     },
     answer: {
       relay: 'parse',
-      usage: (answer) => inputOutputUsage(answer.usage),
+      usage: responseUsage,
       outputTokens: outputText,
-      answerId: (answer) => idOf(answer),
+      answerId: storedAnswerIds,
       stream: responsesStream,
     },
-    answered(answerId, accountId, model, tokens) {
-      owners.record(answerId, { accountId, model: model.id, tokens }).catch((err: Error) => {
-        logger.warn({ answerId, err: err.message }, 'could not record the owner of a stored response; it will not be found again');
+    answered(answer, request, accountId, model, tokens) {
+      // Not stored upstream: nothing to name again, nothing kept.
+      if (request.store === false) return;
+      const stored = { accountId, model: model.id, tokens, responseId: answer.id, itemIds: answer.itemIds };
+      owners.record(stored).catch((err: Error) => {
+        logger.warn(
+          { answerId: answer.id, err: err.message },
+          'could not record the owner of a stored response; it will not be found again',
+        );
       });
     },
   };

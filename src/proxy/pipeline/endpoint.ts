@@ -6,6 +6,7 @@ import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
 import type { PromptMeasure } from '../../metering/prompt-measure';
+import type { HostedToolPlan } from '../hosted-tools';
 import type { Usage } from '../usage';
 
 export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiError };
@@ -27,6 +28,12 @@ export interface LineScan {
   scan(buf: Buffer, from: number, to: number, whole: boolean): void;
 }
 
+/** The ids of an answer the upstream stored: its own (a response's) and its output items'. */
+export interface AnswerIds {
+  id: string;
+  itemIds: string[];
+}
+
 /** How an endpoint's stream reads: where usage is, which fields carry output text, where the model name sits. */
 export interface StreamDialect {
   /** The usage in a data line that carries a `"usage": {…}` (parsed), or undefined. */
@@ -38,8 +45,8 @@ export interface StreamDialect {
    * charge (charge-shown.ts); undefined for any other line.
    */
   shownUsage(event: Record<string, unknown>): Record<string, unknown> | undefined;
-  /** The id of the answer (a stored response's), when the usage line names one. */
-  answerId?(event: Record<string, unknown>): string | undefined;
+  /** The ids of the answer (a stored response's), when the usage line names them and the upstream stored it. */
+  answerId?(event: Record<string, unknown>): AnswerIds | undefined;
   /** Matches the JSON string values that are output text in the stream's data lines (group 1: the raw value). */
   textFields: RegExp;
   /** A scanner of its data lines (one per stream, reused for every line): where the model is, whether usage is. */
@@ -56,8 +63,8 @@ export interface AnswerDialect {
   usage(answer: Record<string, unknown>): Usage | undefined;
   /** Our tokenizer's count of a parsed answer's output (for an answer without usage). */
   outputTokens(answer: Record<string, unknown>): number;
-  /** The answer's id (a stored response's), when it has one worth recording. */
-  answerId?(answer: Record<string, unknown>): string | undefined;
+  /** The answer's ids (a stored response's), when the upstream stored it. */
+  answerId?(answer: Record<string, unknown>): AnswerIds | undefined;
   /** How its streams read; absent for an endpoint that does not stream. */
   stream?: StreamDialect;
 }
@@ -86,9 +93,11 @@ export interface Endpoint<R> {
    * Stored state the request draws on (a previous response): refused unless the account owns it; else the tokens it
    * carries into the prompt. Only endpoints with stored state have it.
    */
-  prepare?(request: R, accountId: string): Promise<ApiError | number>;
+  prepare?(request: R, accountId: string, model: Model): Promise<ApiError | number>;
   /** The prompt's measure (`carried`: from `prepare`). May throw RangeError for a body nested too deeply to serialize. */
   prompt(request: R, carried: number): PromptMeasure;
+  /** The hosted tool calls the request may make (reserved up front, charged per call); undefined: none. */
+  hostedTools?(request: R, model: Model): HostedToolPlan | undefined;
   /** What the context-length refusal says of the prompt, and the field it names: `the messages take`, `messages`. */
   promptWords: { noun: string; field: string };
   stream(request: R): boolean;
@@ -99,7 +108,7 @@ export interface Endpoint<R> {
    * The upstream answered with an id it stores (a response): record whose it is, before the client can name it.
    * `tokens`: the conversation's size so far (input and output), for the prompt bound of a request that continues it.
    */
-  answered?(answerId: string, accountId: string, model: Model, tokens: number | undefined): void;
+  answered?(answer: AnswerIds, request: R, accountId: string, model: Model, tokens: number | undefined): void;
 }
 
 /** An endpoint of any request type, as the router holds them. */

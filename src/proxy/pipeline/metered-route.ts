@@ -107,7 +107,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     if (refusal) return sendError(res, refusal);
     let carried = 0;
     if (endpoint.prepare) {
-      const prepared = await endpoint.prepare(request, accountId).catch((err: Error) => {
+      const prepared = await endpoint.prepare(request, accountId, model).catch((err: Error) => {
         logger.error({ requestId, err: err.message }, 'store unreachable while checking stored state');
         return STORE_UNAVAILABLE;
       });
@@ -178,10 +178,11 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
       answer: endpoint.answer,
       facts: r.facts,
       reservedOutput: reserved.allowance * planned.choices,
+      hostedTools: planned.tools,
       promptTokens: () => settledPrompt(route, planned.prompt, requestId),
       lease: meter.hold(accountId, requestId, model),
       resend: resender(upstream, req, res, next),
-      onAnswer: answered && ((id, tokens) => answered.call(endpoint, id, accountId, model, tokens)),
+      onAnswer: answered && ((ids, tokens) => answered.call(endpoint, ids, request, accountId, model, tokens)),
     },
     res,
   );

@@ -7,6 +7,7 @@ import { apiError, type ApiError } from '../../http/errors';
 import { charge } from '../../metering/metering';
 import { COUNT_FAILURES, countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
+import type { HostedToolPlan } from '../hosted-tools';
 import type { Endpoint, OutputCap } from './endpoint';
 
 export interface Plan {
@@ -18,6 +19,8 @@ export interface Plan {
   /** The allowance is ours (the client named no cap): the balance and tpm limits may lower it. */
   defaultAllowance: boolean;
   choices: number;
+  /** The hosted tool calls reserved for, on top of the prompt and output; undefined: none. */
+  tools: HostedToolPlan | undefined;
 }
 
 /** The answer depends on the tokenizer's count: the bound says the prompt may not fit, and its floor says it may. */
@@ -70,7 +73,8 @@ function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, prompt: Prompt
   const inWindow = prompt.longest ?? prompt.tokens;
   const refused = tooLong(endpoint, model, cap, inWindow, 'about');
   if (refused) return refused;
-  if (!cap) return { prompt, cap, allowance: 0, defaultAllowance: false, choices: 0 };
+  const tools = endpoint.hostedTools?.(request, model);
+  if (!cap) return { prompt, cap, allowance: 0, defaultAllowance: false, choices: 0, tools };
   const choices = endpoint.choices(request);
   let allowance = requested ?? Math.min(endpoint.defaultOutput ?? model.maxOutputTokens, model.contextLength - inWindow);
   // Without a cap the allowance is ours to choose: no more than the model's tpm could ever admit.
@@ -79,7 +83,7 @@ function plan<R>(endpoint: Endpoint<R>, request: R, model: Model, prompt: Prompt
     const fits = Math.floor((tpm - charge(model, prompt.tokens, 0)) / (model.outputWeight * choices));
     allowance = Math.max(1, Math.min(allowance, fits));
   }
-  return { prompt, cap, allowance, defaultAllowance: requested === undefined, choices };
+  return { prompt, cap, allowance, defaultAllowance: requested === undefined, choices, tools };
 }
 
 /** The context-length refusal when a window of `inWindow` tokens leaves no room for the output asked for. */

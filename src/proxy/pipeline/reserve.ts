@@ -13,6 +13,7 @@ import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import type { ReserveResult } from '../../store/records/metering';
+import { reservedToolTokens } from '../hosted-tools';
 import { uncounted, type Plan } from './plan';
 
 export interface Reserved {
@@ -54,9 +55,11 @@ function rateLimited(metrics: Metrics, refusal: LimitRefusal): Refused {
 export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned: Plan, field: string): Promise<Reserved | Refused> {
   const { meter } = deps;
   const { prompt, allowance, choices, defaultAllowance } = planned;
+  // Hosted tool calls are reserved up front like the prompt: their tokens are known per call, their number bounded.
+  const toolTokens = reservedToolTokens(planned.tools);
   const { accountId, keyId, requestId } = who;
   const once = () =>
-    meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, allowance, defaultAllowance, choices });
+    meter.reserve({ accountId, keyId, requestId, model, promptTokens: prompt.tokens, toolTokens, allowance, defaultAllowance, choices });
   let modelUse: LevelUse | undefined;
   const undoModel = () => {
     if (modelUse) meter.endModel(model, requestId, { kind: 'undo' });
@@ -64,7 +67,7 @@ export async function reserve(deps: ReserveDeps, who: Who, model: Model, planned
   let reservation: ReserveResult;
   try {
     if (model.limits) {
-      const tokens = meter.reservationTokens(model, prompt.tokens, allowance, choices);
+      const tokens = meter.reservationTokens(model, prompt.tokens, allowance, choices) + toolTokens;
       const admitted = await meter.admitModel(model.id, model.limits, requestId, tokens);
       if (admitted.kind === 'rate_limited') return rateLimited(deps.metrics, admitted.refusal);
       modelUse = admitted.use;

@@ -149,8 +149,11 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       left -= take;
     }
     acc.debt += left;
+    const { toolCalls, toolTokens, ...rest } = s;
     acc.ledger.push({
-      ...s,
+      ...rest,
+      // The hosted tool line, as Redis writes it: only when not 0.
+      ...(toolCalls ? { toolCalls, toolTokens: toolTokens ?? 0 } : {}),
       endpoint: s.endpoint ?? 'chat',
       cachedTokens: s.cachedTokens ?? 0,
       reasoningTokens: s.reasoningTokens ?? 0,

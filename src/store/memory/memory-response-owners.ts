@@ -1,26 +1,50 @@
-/** The response owners in memory (one process only), each dropped after RESPONSE_OWNER_SECONDS. */
-import { RESPONSE_OWNER_SECONDS, type ResponseOwner, type ResponseOwners } from '../ports/response-owners';
+/** The response and item owners in memory (one process only), each dropped after RESPONSE_OWNER_SECONDS. */
+import { RESPONSE_OWNER_SECONDS, type ResponseOwner, type ResponseOwners, type StoredAnswer } from '../ports/response-owners';
+
+/** An item's entry names its account; a response's carries its model and tokens too. */
+interface Entry {
+  accountId: string;
+  response: ResponseOwner | undefined;
+  expires: number;
+}
 
 export class MemoryResponseOwners implements ResponseOwners {
-  private readonly owners = new Map<string, { owner: ResponseOwner; expires: number }>();
+  private readonly owners = new Map<string, Entry>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async record(responseId: string, owner: ResponseOwner): Promise<void> {
-    this.owners.set(responseId, { owner, expires: this.now() + RESPONSE_OWNER_SECONDS * 1000 });
+  async record(answer: StoredAnswer): Promise<void> {
+    const now = this.now();
+    const expires = now + RESPONSE_OWNER_SECONDS * 1000;
+    const { accountId, model, tokens } = answer;
+    // Re-set ids go last, so the map stays in expiry order for the sweep below.
+    this.owners.delete(answer.responseId);
+    this.owners.set(answer.responseId, { accountId, response: { accountId, model, tokens }, expires });
+    for (const id of answer.itemIds) {
+      this.owners.delete(id);
+      this.owners.set(id, { accountId, response: undefined, expires });
+    }
     // Expired entries leave as new ones arrive: the oldest first, a few per write.
     for (const [id, entry] of this.owners) {
-      if (entry.expires > this.now()) break;
+      if (entry.expires > now) break;
       this.owners.delete(id);
     }
   }
 
   async get(responseId: string): Promise<ResponseOwner | undefined> {
-    const entry = this.owners.get(responseId);
-    return entry && entry.expires > this.now() ? entry.owner : undefined;
+    return this.live(responseId)?.response;
+  }
+
+  async accounts(ids: readonly string[]): Promise<(string | undefined)[]> {
+    return ids.map((id) => this.live(id)?.accountId);
   }
 
   async forget(responseId: string): Promise<void> {
     this.owners.delete(responseId);
+  }
+
+  private live(id: string): Entry | undefined {
+    const entry = this.owners.get(id);
+    return entry && entry.expires > this.now() ? entry : undefined;
   }
 }

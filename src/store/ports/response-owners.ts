@@ -1,7 +1,8 @@
 /**
- * Whose stored responses are whose: the Responses API keeps state upstream (`previous_response_id`, GET and DELETE of
- * a response), shared by every account behind the proxy's one upstream key. The owner is recorded when a response is
- * answered; only that account may name it again. A small port of its own, with a memory and a Redis implementation.
+ * Whose stored responses and items are whose: the Responses API keeps state upstream (a response, and the items of
+ * its output), shared by every account behind the proxy's one upstream key. Owners are recorded when the upstream
+ * says it stored an answer; only that account may name those ids again. A small port of its own, with a memory and a
+ * Redis implementation pinned by one contract test.
  */
 
 export interface ResponseOwner {
@@ -12,12 +13,21 @@ export interface ResponseOwner {
   tokens: number | undefined;
 }
 
-/** How long an owner is kept: as long as OpenAI keeps a stored response (30 days). */
+/** An answer the upstream stored: its response id and the ids of its output items, all the account's. */
+export interface StoredAnswer extends ResponseOwner {
+  responseId: string;
+  itemIds: readonly string[];
+}
+
+/** How long an owner is kept at least: as long as OpenAI keeps a stored response (30 days). */
 export const RESPONSE_OWNER_SECONDS = 30 * 24 * 3600;
 
 export interface ResponseOwners {
-  record(responseId: string, owner: ResponseOwner): Promise<void>;
-  /** Undefined when no response of that id was answered through this proxy (or it was deleted, or it expired). */
+  record(answer: StoredAnswer): Promise<void>;
+  /** Undefined when no response of that id was stored through this proxy (or it was deleted, or it expired). */
   get(responseId: string): Promise<ResponseOwner | undefined>;
+  /** The account each id (a response's or an item's) was recorded for, in order; undefined for one never recorded. */
+  accounts(ids: readonly string[]): Promise<(string | undefined)[]>;
+  /** Forgets a deleted response (its items stay the account's: they are no one else's either way). */
   forget(responseId: string): Promise<void>;
 }

@@ -96,6 +96,8 @@ export function usageSettledData(s: Settlement): string {
     cached_tokens: s.cachedTokens ?? 0,
     completion_tokens: s.completionTokens,
     reasoning_tokens: s.reasoningTokens ?? 0,
+    // The hosted tool line, as the ledger keeps it: only on a request that made hosted tool calls.
+    ...(s.toolCalls ? { tool_calls: s.toolCalls, tool_tokens: s.toolTokens ?? 0 } : {}),
     charged_tokens: s.chargedTokens,
     estimated: s.estimated,
     stream: s.stream,

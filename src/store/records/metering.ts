@@ -59,6 +59,10 @@ export interface Settlement {
   cachedTokens?: number;
   /** Of the completion tokens, those the upstream reported as reasoning (charged as output). Absent: 0. */
   reasoningTokens?: number;
+  /** Hosted tool calls the answer reported (or the reserved ones when it reported none to read). Absent: 0. */
+  toolCalls?: number;
+  /** Of the charged tokens, those for the hosted tool calls (per call, unweighted). Absent: 0. */
+  toolTokens?: number;
   chargedTokens: number;
   /** True when the counts come from our tokenizer rather than the upstream's usage. */
   estimated: boolean;

@@ -114,6 +114,8 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       s.endpoint ?? 'chat',
       s.cachedTokens ?? 0,
       s.reasoningTokens ?? 0,
+      s.toolCalls ?? 0,
+      s.toolTokens ?? 0,
     ];
     // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
     const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);

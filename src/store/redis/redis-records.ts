@@ -156,6 +156,7 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
     // Written only when not 0 (and not at all before they were recorded).
     cachedTokens: Number(f.cached_tokens ?? 0),
     reasoningTokens: Number(f.reasoning_tokens ?? 0),
+    ...(f.tool_calls === undefined ? {} : { toolCalls: Number(f.tool_calls), toolTokens: Number(f.tool_tokens) }),
     chargedTokens: Number(f.charged_tokens),
     estimated: f.estimated === '1',
     stream: f.stream === '1',

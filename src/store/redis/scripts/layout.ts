@@ -19,14 +19,15 @@
  *                  account or key has a budget: the start of the period each counted it in (0: not counted)
  *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
  *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts;
- *                  cached_tokens and reasoning_tokens only when not 0)
+ *                  cached_tokens and reasoning_tokens only when not 0, tool_calls and tool_tokens likewise)
  *   {A}:t    HASH  the account's usage totals (cached_tokens and reasoning_tokens, as in the ledger, once not 0)
  *   {A}:lw {A}:lt {A}:lc, {A}:lw:K {A}:lt:K {A}:lc:K  the account's and key K's rate-limit windows (limit-scripts.ts);
  *                  their limits are the `rl` field of {A}:a and {A}:k:K ("rpm:tpm:max_concurrent"; "" or absent: none)
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
  * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
  * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated),
- * resp:<response id> (the owner of a stored Responses API response: JSON {a: account, m: model, t: tokens}, 30 days).
+ * own:<shard>:<bucket> (HASH: the owners of stored Responses API responses and their items, redis-response-owners.ts),
+ * resp:<response id> (before own:, one owner per key: read until these expire).
  */
 
 /**

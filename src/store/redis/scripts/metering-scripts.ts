@@ -213,6 +213,11 @@ local entry = {'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'pro
 local cached, reasoning = ARGV[16], ARGV[17]
 if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
 if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
+-- The hosted tool line (ARGV[18] calls, ARGV[19] tokens, both already in charged): only when not 0.
+if ARGV[18] and ARGV[18] ~= '0' then
+  entry[#entry + 1] = 'tool_calls'; entry[#entry + 1] = ARGV[18]
+  entry[#entry + 1] = 'tool_tokens'; entry[#entry + 1] = ARGV[19]
+end
 local id = redis.call('XADD', KEYS[7], '*', unpack(entry))
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)

@@ -1,0 +1,70 @@
+/**
+ * One contract, two response-owner stores: MemoryResponseOwners and RedisResponseOwners (on a real redis-server)
+ * record a stored answer's response and item ids as one account's, keep them 30 days at least, and forget a response.
+ */
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
+import { RedisResponseOwners } from '../../src/store/redis/redis-response-owners';
+import type { ResponseOwners } from '../../src/store/ports/response-owners';
+import { storeKinds, testRedisUrl } from '../helpers/stores';
+
+const DAY = 24 * 3600 * 1000;
+const answer = { accountId: 'acc_a', model: 'acme/m', tokens: 42, responseId: 'resp_1', itemIds: ['ws_1', 'msg_1'] };
+
+describe.each(storeKinds)('%s response owners', (kind) => {
+  let now = Date.now();
+  let redis: Redis | undefined;
+  const prefix = `t${randomBytes(4).toString('hex')}:`;
+  let owners: ResponseOwners;
+  beforeEach(() => {
+    now = Date.now(); // Redis expires keys by its own clock: the test clock starts at it
+    redis = kind === 'redis' ? new Redis(testRedisUrl()) : undefined;
+    owners = redis ? new RedisResponseOwners(redis, { prefix, now: () => now }) : new MemoryResponseOwners(() => now);
+  });
+  afterEach(async () => {
+    if (!redis) return;
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it("records a stored answer's response and items as the account's; ids never recorded have no owner", async () => {
+    await owners.record(answer);
+    expect(await owners.get('resp_1')).toEqual({ accountId: 'acc_a', model: 'acme/m', tokens: 42 });
+    expect(await owners.get('ws_1')).toBeUndefined();
+    expect(await owners.accounts(['msg_1', 'resp_1', 'msg_other', 'ws_1'])).toEqual(['acc_a', 'acc_a', undefined, 'acc_a']);
+    expect(await owners.get('resp_other')).toBeUndefined();
+  });
+
+  it('keeps owners at least 30 days, and not past 40', async () => {
+    await owners.record({ ...answer, tokens: undefined });
+    now += 30 * DAY - 1000;
+    expect(await owners.get('resp_1')).toEqual({ accountId: 'acc_a', model: 'acme/m', tokens: undefined });
+    expect(await owners.accounts(['ws_1'])).toEqual(['acc_a']);
+    now += 10 * DAY + 1000;
+    expect(await owners.get('resp_1')).toBeUndefined();
+    expect(await owners.accounts(['ws_1'])).toEqual([undefined]);
+  });
+
+  it('forgets a deleted response, and a response recorded again is found in its newer place', async () => {
+    await owners.record(answer);
+    now += 15 * DAY;
+    await owners.record({ ...answer, tokens: 99, itemIds: [] });
+    expect(await owners.get('resp_1')).toMatchObject({ tokens: 99 });
+    await owners.forget('resp_1');
+    expect(await owners.get('resp_1')).toBeUndefined();
+    expect(await owners.accounts(['msg_1'])).toEqual(['acc_a']);
+  });
+
+  if (kind === 'redis') {
+    it('keeps no key per answer: ids share a few hashes, each with its expiry; owners of the one-key layout still read', async () => {
+      for (let i = 0; i < 50; i++) await owners.record({ ...answer, responseId: `resp_${i}`, itemIds: [`msg_${i}`] });
+      const keys = await redis!.keys(`${prefix}*`);
+      expect(keys.length).toBeLessThanOrEqual(16);
+      for (const key of keys) expect(await redis!.ttl(key)).toBeGreaterThan(30 * 24 * 3600 - 60);
+      await redis!.set(`${prefix}resp:resp_old`, JSON.stringify({ a: 'acc_b', m: 'acme/m', t: null }), 'EX', 60);
+      expect(await owners.get('resp_old')).toEqual({ accountId: 'acc_b', model: 'acme/m', tokens: undefined });
+    });
+  }
+});
