@@ -5,6 +5,7 @@
  * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
  * Each line is read once, up to the end of its top-level object, with no search for a longer needle than one byte.
  */
+import type { CountTexts } from '../metering/output-count';
 import { addChargeFields, type ShownCharge } from './charge-shown';
 import { bytesEqual } from './model-rewriter';
 import type { LineScan, StreamDialect } from './pipeline/endpoint';
@@ -25,6 +26,10 @@ export interface SseTapOptions {
   parkUsage?: boolean;
   /** The endpoint's stream: where its usage, output text and model name are. */
   dialect: StreamDialect;
+  /** Counts the streamed text when asked (StreamedText's `count`). Default: in place. */
+  count?: CountTexts;
+  /** Characters at the stream's start that echo the prompt: not output. */
+  skipChars?: number;
 }
 
 const NL = 0x0a;
@@ -42,6 +47,8 @@ const DROP = -2;
 export class SseTap {
   /** The upstream's reported usage, once its usage chunk has passed. */
   usage: Usage | undefined;
+  /** Whether the answer's whole usage has passed (the line that shows it: not a running count in every chunk). */
+  wholeUsage = false;
   /** Whether `data: [DONE]` has passed. */
   done = false;
   /** The id the usage line names (a stored response's), once it has passed. */
@@ -65,7 +72,7 @@ export class SseTap {
   private modelEnd = 0;
 
   constructor(private readonly options: SseTapOptions) {
-    this.text = new StreamedText(options.dialect.textFields);
+    this.text = new StreamedText(options.dialect.textFields, { count: options.count, skipChars: options.skipChars });
     this.scan = options.dialect.scanner();
   }
 
@@ -124,8 +131,11 @@ export class SseTap {
     return this.options.dialect.errorEvent(timedOut);
   }
 
-  /** Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage). */
-  streamedCompletionTokens(): number {
+  /**
+   * Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage); a promise
+   * while a long text is counted off the event loop.
+   */
+  streamedCompletionTokens(): number | Promise<number> {
     return this.text.tokens();
   }
 
@@ -162,7 +172,10 @@ export class SseTap {
   private park(data: Buffer, start: number, nl: number, at: number, pieces: Buffer[] | undefined, kept: number, end = nl): Buffer {
     this.parking = false;
     this.parkedOnce = true;
-    this.parkedLine = at === KEEP ? data.subarray(start, nl) : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
+    this.parkedLine =
+      at === KEEP
+        ? data.subarray(start, nl)
+        : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
     if (nl + 1 < end) this.afterParked.push(data.subarray(nl + 1, end));
     if (this.held !== undefined) this.afterParked.push(this.held);
     this.held = undefined;
@@ -232,7 +245,9 @@ export class SseTap {
     if (usage) {
       this.usage = usage;
       const o = this.options;
-      if (o.parkUsage && !o.dropUsageChunk && !this.parkedOnce && dialect.shownUsage(event) !== undefined) this.parking = true;
+      const whole = dialect.shownUsage(event) !== undefined;
+      if (whole) this.wholeUsage = true;
+      if (o.parkUsage && !o.dropUsageChunk && !this.parkedOnce && whole) this.parking = true;
     }
     this.answerId ??= dialect.answerId?.(event);
     return dialect.usageOnly(event);

@@ -17,7 +17,7 @@ describe('StreamedText', () => {
   });
 
   it('counts one line larger than the raw limit, and keeps lines apart', () => {
-    const big = 'x y '.repeat(10_000);
+    const big = 'x y '.repeat(70_000);
     const text = new StreamedText(chatStream.textFields);
     const a = line(big);
     const b = Buffer.from('"content":"z"');
