@@ -195,4 +195,33 @@ describe.each(storeKinds)('a client that leaves a stream early (%s store)', (kin
       expect(await drains('ended')).toBe(1);
     },
   );
+
+  it.each(endpoints)(
+    'counts the reasoning in $path’s streamed text when the upstream sends no usage to a client that stays',
+    async ({ path, body }) => {
+      t.upstream.behave(reasoningReply({ usage: 'never' }));
+      const key = await keyWithTokens(t.s.store, BALANCE);
+      await streamAndLeave(url(path), key.secret, body(MODEL));
+      await settled(t.proxy);
+      expect(await recordOf(key.id)).toMatchObject({ status: 200, estimated: true, completionTokens: STREAMED });
+    },
+  );
+});
+
+describe.each(storeKinds)('a stream read on after its client left (%s store, 1 s leases)', (kind) => {
+  const t = proxyFixture(kind, { env: { RESERVATION_LEASE_SECONDS: '1' } });
+
+  it('keeps its reservation’s lease renewed until its usage comes', async () => {
+    t.upstream.behave(reasoningReply({ usageDelayMs: 2_500 }));
+    const key = await keyWithTokens(t.s.store, BALANCE);
+    const { path, body, lastContent } = endpoints[0];
+    await streamAndLeave(`${t.proxy.url}${path}`, key.secret, body(MODEL), lastContent);
+    // Two leases' time later, the reservation is still held (a lapsed one is given back when next read).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await t.s.store.getKey(key.id))!.reserved).toBeGreaterThan(CAP);
+    await settled(t.proxy);
+    const [record] = await t.s.store.usage({ keyId: key.id, limit: 10 });
+    expect(record).toMatchObject({ completionTokens: COMPLETION_TOKENS, estimated: false });
+    expect(await t.s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: BALANCE - record.chargedTokens });
+  });
 });
