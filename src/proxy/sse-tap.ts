@@ -59,6 +59,11 @@ export class SseTap {
   }
   /** Bytes of an unfinished last line, held until its newline arrives. */
   private held: Buffer | undefined;
+  /**
+   * Chunks of that line that came after `held`, none with a newline: joined once, when the newline comes. (Joining
+   * each chunk as it came copied a megabyte line over and over: 120 MB for a 3.9 MB echoed prompt.)
+   */
+  private heldMore: Buffer[] = [];
   /** The parked usage line (model id in place, without its newline) and every byte that came after it. */
   private parkedLine: Buffer | undefined;
   private afterParked: Buffer[] = [];
@@ -86,20 +91,31 @@ export class SseTap {
       this.afterParked.push(chunk);
       return EMPTY;
     }
-    const data = this.held === undefined ? chunk : Buffer.concat([this.held, chunk]);
-    const last = data.lastIndexOf(NL);
+    const last = chunk.lastIndexOf(NL);
     if (last === -1) {
-      this.held = data;
+      if (this.held === undefined) this.held = chunk;
+      else this.heldMore.push(chunk);
       return EMPTY;
     }
-    this.held = last === data.length - 1 ? undefined : data.subarray(last + 1);
-    return this.lines(data, last + 1);
+    const data = this.held === undefined ? chunk : Buffer.concat([this.takeHeld() as Buffer, chunk]);
+    const end = data.length - chunk.length + last + 1;
+    this.held = end === data.length ? undefined : data.subarray(end);
+    return this.lines(data, end);
+  }
+
+  /** The unfinished line held so far, in one Buffer; nothing is held after. */
+  private takeHeld(): Buffer | undefined {
+    const held = this.held;
+    this.held = undefined;
+    if (held === undefined || this.heldMore.length === 0) return held;
+    const whole = Buffer.concat([held, ...this.heldMore]);
+    this.heldMore = [];
+    return whole;
   }
 
   /** Flushes an unterminated last line when the upstream ends normally (without a newline, as the upstream sent it). */
   end(): Buffer {
-    const rest = this.held;
-    this.held = undefined;
+    const rest = this.takeHeld();
     if (rest === undefined) return EMPTY;
     const at = this.inspect(rest, 0, rest.length);
     if (this.parking) return this.park(rest, 0, rest.length, at, undefined, 0);
@@ -110,7 +126,7 @@ export class SseTap {
 
   /** Drops an unterminated last line when the upstream broke: half an event is worse than none. */
   abandon(): void {
-    this.held = undefined;
+    this.takeHeld();
     this.parkedLine = undefined;
     this.afterParked = [];
   }
@@ -177,8 +193,8 @@ export class SseTap {
         ? data.subarray(start, nl)
         : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
     if (nl + 1 < end) this.afterParked.push(data.subarray(nl + 1, end));
-    if (this.held !== undefined) this.afterParked.push(this.held);
-    this.held = undefined;
+    const held = this.takeHeld();
+    if (held !== undefined) this.afterParked.push(held);
     if (pieces === undefined) return data.subarray(0, start);
     if (kept < start) pieces.push(data.subarray(kept, start));
     return Buffer.concat(pieces);

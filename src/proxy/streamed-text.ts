@@ -107,6 +107,11 @@ export class StreamedText {
   private put(value: string): void {
     if (value.length === 0) return;
     if (this.skip > 0) {
+      // Without an escape, the raw value is the text itself: a megabyte echo is skipped without decoding it.
+      if (value.length <= this.skip && value.indexOf('\\') === -1) {
+        this.skip -= value.length;
+        return;
+      }
       const decoded = decode(value);
       if (decoded.length <= this.skip) {
         this.skip -= decoded.length;

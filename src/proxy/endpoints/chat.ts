@@ -14,7 +14,7 @@ import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageC
  * older `reasoning_content`), which usage counts as completion.
  */
 const TEXT_FIELDS: TextFields = {
-  pattern: /"(content|arguments|reasoning|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g,
+  pattern: /"(content|arguments|reasoning|reasoning_content|refusal)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g,
   // vLLM sends the older name beside the new one, with the same text, for clients not yet updated.
   alias: { name: 'reasoning_content', of: 'reasoning' },
 };

@@ -15,7 +15,7 @@ import { withStreamUsage } from './stream-usage';
 /** OpenAI's `max_tokens` when a completions request names none. */
 export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 /** The string values that are output text in a completions stream: each choice's `text`. */
-const TEXT_FIELDS: TextFields = { pattern: /"(text)" *: *"((?:[^"\\]|\\.)*)"/g };
+const TEXT_FIELDS: TextFields = { pattern: /"(text)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g };
 
 /** A completions answer's texts, less the prompt each begins with when it was echoed. */
 function choiceTexts(choices: unknown, echoed: readonly string[] | undefined): string[] {

@@ -20,7 +20,7 @@ import { responseItemsRefusal, upstreamInput } from './response-items';
  * The string values that are output text in a Responses stream: every `*.delta` event's `delta` (output text,
  * refusals, function-call arguments, reasoning text and reasoning summaries alike).
  */
-const DELTAS: TextFields = { pattern: /"(delta)" *: *"((?:[^"\\]|\\.)*)"/g };
+const DELTAS: TextFields = { pattern: /"(delta)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g };
 const LAST_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** A stream's last event's `response`: its usage and id. */
