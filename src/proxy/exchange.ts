@@ -128,8 +128,7 @@ export class Exchange {
     this.clientGone = true;
     const stream = this.stream;
     // A stream is read on for its usage (upstream-drain.ts), unless the bound is 0 or the process is stopping.
-    const drainMs = this.deps.shuttingDown() ? 0 : this.ctx.model.drainMs;
-    if (stream?.detach(drainMs)) return;
+    if (stream?.detach(this.deps.shuttingDown() ? 0 : this.ctx.model.drainMs)) return;
     // The model server must stop generating: abort the upstream request at once.
     this.upstreamRes?.destroy();
     this.upstreamReq?.destroy();
