@@ -119,6 +119,8 @@ export class StreamRelay {
     if (drain.finished) return;
     const tap = this.tap;
     tap.push(chunk);
+    // A stored answer's owner is recorded as when the client stays: it may continue from it.
+    if (tap.answerId !== undefined) this.host.answered(tap.answerId, tap.usage);
     if (tap.wholeUsage) drain.finish('usage');
     else if (tap.done) drain.finish('ended');
   }
