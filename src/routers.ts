@@ -151,6 +151,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     upstreamResponseLimit: config.upstreamResponseLimit,
     upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
     upstreamTimeoutMs: config.upstreamTimeoutMs,
+    shuttingDown: () => lifecycle.draining,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
   const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];

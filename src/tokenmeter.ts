@@ -8,6 +8,7 @@ import type { ServingStoreOptions, TokenmeterOptions } from './config/option-typ
 import { ConfigError, meterConfig, type MeterConfig, type MeterParts } from './config/options';
 import { Journal } from './metering/journal';
 import { Meter } from './metering/metering';
+import { loadTokenizer } from './metering/estimate';
 import { TokenCounter } from './metering/prompt-counter';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
@@ -77,7 +78,10 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const leaseMs = config.reservationLeaseSeconds * 1000;
   const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  // The tokenizer's tables load now, here and in the count worker, not on the first request that needs a count.
+  loadTokenizer();
   const counter = new TokenCounter();
+  counter.warm();
   const deps: MeterDeps = {
     config,
     store,
@@ -197,7 +201,12 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
 
 /** The models: given inline (fixed), or the models file (reloadable). */
 function catalogSource(config: MeterConfig, parts: MeterParts): { current: () => Catalog; reload?: () => Promise<number> } {
-  const defaults = { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env: parts.env ?? process.env };
+  const defaults = {
+    upstreamUrl: config.upstreamUrl,
+    upstreamApiKey: config.upstreamApiKey,
+    drainSeconds: config.upstreamDrainSeconds,
+    env: parts.env ?? process.env,
+  };
   if (parts.models !== undefined) {
     const content = Array.isArray(parts.models) ? { models: parts.models } : parts.models;
     const catalog = buildCatalog(content, defaults, 'models option');

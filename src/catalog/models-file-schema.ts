@@ -14,6 +14,9 @@ const httpUrl = z
   .url('must be a URL')
   .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
 
+/** Seconds a stream whose client left is still read for its usage (0: aborted at once). */
+const drainSeconds = z.number().int('must be a whole number of seconds').nonnegative('must be 0 or more');
+
 export const upstreamSchema = z.strictObject({
   name: z.string().min(1),
   url: httpUrl,
@@ -26,6 +29,8 @@ export const upstreamSchema = z.strictObject({
   stream_include_usage: z.boolean().optional(),
   /** Default for its models' `output_cap_fields`. */
   output_cap_fields: outputCapFieldsSchema.optional(),
+  /** Default for its models' `drain_seconds`. */
+  drain_seconds: drainSeconds.optional(),
 });
 
 const modelSchema = z.strictObject({
@@ -61,6 +66,8 @@ const modelSchema = z.strictObject({
     .default({ input: 1, output: 1 }),
   /** Ask the upstream for a usage chunk in streams. Default: the upstream's setting, else true. */
   stream_include_usage: z.boolean().optional(),
+  /** Seconds a stream whose client left is still read for its usage. Default: the upstream's, else UPSTREAM_DRAIN_SECONDS. */
+  drain_seconds: drainSeconds.optional(),
   /** The body fields each endpoint's output allowance is written into. Default: the upstream's, else output-caps.ts's. */
   output_cap_fields: outputCapFieldsSchema.optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),

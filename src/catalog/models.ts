@@ -13,6 +13,9 @@ import { ModelsFileError, parseModelsFile, type ParsedFile, type ParsedModel, ty
 
 export { ModelsFileError, type ModelEntry } from './models-file-schema';
 
+/** UPSTREAM_DRAIN_SECONDS's default, for a catalog built without the config. */
+const DEFAULT_DRAIN_SECONDS = 30;
+
 /** The client's id as the bytes of a JSON string, built once per model and spliced into every answer. */
 export function modelValue(id: string): Buffer {
   return Buffer.from(JSON.stringify(id));
@@ -45,6 +48,8 @@ export interface Model {
   cachedInputWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
+  /** How long a stream whose client left is still read for its usage (upstream-drain.ts); 0: aborted at once. */
+  drainMs: number;
   /** The body fields the reservation's output allowance goes into, by endpoint (every other cap field is removed). */
   outputCapFields: Readonly<Record<OutputEndpoint, readonly string[]>>;
   /** The endpoints it serves. */
@@ -74,6 +79,8 @@ export interface Catalog {
 export interface CatalogDefaults {
   upstreamUrl: string;
   upstreamApiKey: string | undefined;
+  /** UPSTREAM_DRAIN_SECONDS: for models whose entry and upstream name none. Default 30. */
+  drainSeconds?: number;
   /** Where `api_key_env` variables are read. */
   env: NodeJS.ProcessEnv;
 }
@@ -125,6 +132,7 @@ function modelOf(
     cachedInputWeight: weight.cached_input ?? weight.input,
     outputWeight: weight.output,
     streamIncludeUsage: m.stream_include_usage ?? up?.stream_include_usage ?? true,
+    drainMs: (m.drain_seconds ?? up?.drain_seconds ?? defaults.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000,
     outputCapFields: outputCapFields(m.output_cap_fields, up?.output_cap_fields),
     endpoints,
     capabilities: {

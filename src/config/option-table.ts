@@ -75,6 +75,11 @@ export const OPTIONS = {
   upstreamConnectTimeoutMs: meter('UPSTREAM_CONNECT_TIMEOUT_MS', whole(5_000)),
   /** Longest upstream silence, before its headers or between stream bytes. */
   upstreamTimeoutMs: meter('UPSTREAM_TIMEOUT_MS', whole(300_000)),
+  /**
+   * How long a stream whose client left is still read (forwarding nothing) for its usage; 0 aborts it at once. Per
+   * upstream or model too: the models file's `drain_seconds`.
+   */
+  upstreamDrainSeconds: meter('UPSTREAM_DRAIN_SECONDS', seconds(30)),
   /** Idle keep-alive connections kept per upstream. */
   upstreamMaxFreeSockets: meter('UPSTREAM_MAX_FREE_SOCKETS', whole(256)),
   /** A reservation's lease, renewed every third of it while its request runs. */

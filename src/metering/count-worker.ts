@@ -1,10 +1,10 @@
 /** The TokenCounter's thread: counts the texts of one job at a time, each job within its deadline. */
 import { parentPort } from 'node:worker_threads';
-import { countText, OverBudget } from './estimate';
+import { countText, loadTokenizer, OverBudget } from './estimate';
 import type { CountJob, CountReply } from './prompt-counter';
 
 // The tokenizer's tables load before the first job is taken, so no job's budget pays for them.
-countText('warm');
+loadTokenizer();
 
 parentPort?.on('message', (job: CountJob) => {
   let reply: CountReply;

@@ -9,14 +9,21 @@ import { countInPieces } from './token-pieces';
 type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
 
 /**
- * gpt-tokenizer's tables are ~15 MB of heap that every full GC would mark. With the prompt's byte bound most requests
- * never need them, so they are loaded on first use (about 150 ms, once) rather than at start.
+ * gpt-tokenizer's o200k tables: loading them takes 150-300 ms of one thread, so the process loads them at start
+ * (`loadTokenizer`, from openTokenmeter and the count worker), before it serves anyone. The require cache makes this
+ * once per process (and per jest module registry); a caller that never loaded them still gets them on first use.
  */
 let tokenizer: Tokenizer | undefined;
 /** Text that spells a special token (`<|endoftext|>`) is counted as the text it is, not refused. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 function countPiece(piece: string): number {
   return (tokenizer as Tokenizer).countTokens(piece, AS_TEXT);
+}
+
+/** Loads the tokenizer's tables now (once): a process does so at start, not on its first count. */
+export function loadTokenizer(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when the process starts serving, see above
+  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
 }
 
 /** Per-message framing overhead, and the reply's priming (OpenAI's published accounting). */
@@ -34,8 +41,7 @@ export class OverBudget extends Error {}
  */
 export function countText(text: string, deadline?: number): number {
   if (text.length === 0) return 0;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a deliberate lazy load, see above
-  tokenizer ??= require('gpt-tokenizer/encoding/o200k_base') as Tokenizer;
+  loadTokenizer();
   if (deadline === undefined) return countInPieces(text, countPiece);
   return countInPieces(text, (piece) => {
     if (Date.now() > deadline) throw new OverBudget();

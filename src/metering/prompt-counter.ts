@@ -1,6 +1,6 @@
 /**
- * The tokenizer off the event loop. A prompt short enough to count in a few milliseconds is counted in place; a longer
- * one in a worker thread (started on first need, holding its own tokenizer, never holding the process open), within a
+ * The tokenizer off the event loop. A text short enough to count in a few milliseconds is counted in place; a longer
+ * one in a worker thread (started at start or on first need, holding its own tokenizer, never holding the process open), within a
  * time budget and behind a bounded queue, so that no request, however it is built, stalls the others.
  */
 import { extname, join } from 'node:path';
@@ -62,6 +62,11 @@ export class TokenCounter {
     this.syncChars = options.syncChars ?? SYNC_CHARS;
     this.budgetMs = options.budgetMs ?? COUNT_BUDGET_MS;
     this.maxQueued = options.maxQueued ?? MAX_QUEUED;
+  }
+
+  /** Starts the worker now (its tokenizer loads meanwhile), so that the first long count does not wait for it. */
+  warm(): void {
+    if (!this.closed) this.worker ??= this.start();
   }
 
   /** The tokenizer's count of each text (at once when they are short), or why it was not made. */

@@ -30,6 +30,7 @@ export class Metrics {
   readonly refusals: Counter<'reason'>;
   readonly rateLimited: Counter<'level' | 'limit'>;
   readonly activeStreams: Gauge;
+  readonly streamDrains: Counter<'outcome'>;
   readonly storeErrors: Counter<'op'>;
   readonly storeDuration: Histogram<'op'>;
   readonly settleBacklog: Gauge;
@@ -110,6 +111,12 @@ export class Metrics {
       registers,
     });
     this.activeStreams = new Gauge({ name: 'tokenmeter_active_streams', help: 'Streams being relayed now.', registers });
+    this.streamDrains = new Counter({
+      name: 'tokenmeter_stream_drains_total',
+      help: 'Streams read on after their client left, by how reading stopped: usage (it came), ended (without usage), broken, bound (UPSTREAM_DRAIN_SECONDS passed).',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.storeErrors = new Counter({
       name: 'tokenmeter_store_errors_total',
       help: 'Store operations that failed (store unreachable or too slow), by operation.',

@@ -27,7 +27,9 @@ export interface RelayHost {
    * The answer is complete: charge its usage (`estimate`: our count of its output, asked only without usage); resolves
    * with the charge to show once the store took it (undefined when the exchange had already finished).
    */
-  settle(usage: Usage | undefined, estimate: () => number): Promise<ShownCharge> | undefined;
+  settle(usage: Usage | undefined, estimate: () => number | Promise<number>): Promise<ShownCharge> | undefined;
+  /** Our count of a parsed answer's output (off the event loop when it is long). */
+  outputTokens(answer: Record<string, unknown>): number | Promise<number>;
   /** The answer carries an id the upstream stores (called before the client gets it). */
   answered(answer: AnswerIds, usage: Usage | undefined): void;
   fail(err: NodeJS.ErrnoException): void;
@@ -67,7 +69,7 @@ export function relayParsed(
       const usage = answer.usage(parsed);
       const answerId = answer.answerId?.(parsed);
       if (answerId !== undefined) host.answered(answerId, usage);
-      const charged = host.settle(usage, () => answer.outputTokens(parsed));
+      const charged = host.settle(usage, () => host.outputTokens(parsed));
       charged?.then((c) => answerCharged(res, status, downstreamResponseHeaders(proxyRes.headers), out, c));
     },
     (err) => host.fail(err),

@@ -2,6 +2,7 @@
 import type { EndpointName } from '../catalog/endpoints';
 import type { Model } from '../catalog/models';
 import type { Lease, Meter } from '../metering/metering';
+import type { CountTexts } from '../metering/output-count';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
@@ -18,6 +19,10 @@ export interface ExchangeDeps {
   upstreamResponseLimit: number;
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
+  /** Counts texts (long ones off the event loop): answers' output when no usage came. */
+  count: CountTexts;
+  /** The process is shutting down: a stream whose client left is not read on (upstream-drain.ts). */
+  shuttingDown: () => boolean;
 }
 
 /** What is particular to one request. */
@@ -41,6 +46,10 @@ export interface ExchangeContext {
   reservedOutput: number;
   /** The hosted tool calls reserved for, charged per call the answer reports (a line of its own); undefined: none. */
   hostedTools: HostedToolPlan | undefined;
+  /** Characters at a stream's start that echo the prompt (completions' `echo`): not output. */
+  echoedChars: number;
+  /** Our count of a parsed answer's output, echoed prompts left out (long texts off the event loop). */
+  outputTokens: (answer: Record<string, unknown>) => number | Promise<number>;
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;

@@ -18,6 +18,7 @@ import { StreamRelay, type StreamHost } from './stream-relay';
 import { collect, decoded } from './upstream-body';
 import { closedWhileIdle, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 import { relayParsed, relayScanned, type RelayHost } from './answer-relay';
+import { drainedEstimate } from './upstream-drain';
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -126,21 +127,21 @@ export class Exchange {
     // Answered by someone else (an error raised before the upstream answered): nothing served, nothing charged.
     if (this.res.writableFinished) return this.release();
     this.clientGone = true;
+    const stream = this.stream;
+    // A stream is read on for its usage (upstream-drain.ts), unless the bound is 0 or the process is stopping.
+    if (stream?.detach(this.deps.shuttingDown() ? 0 : this.ctx.model.drainMs)) return;
     // The model server must stop generating: abort the upstream request at once.
     this.upstreamRes?.destroy();
     this.upstreamReq?.destroy();
-    const stream = this.stream;
     if (stream) this.settle(stream.tap.usage, CLIENT_CLOSED, stream.streamedTokens);
     else if (this.scan) this.settle(this.ctx.answer.usage({ usage: this.scan.usage }), CLIENT_CLOSED, () => 0);
     else this.release();
   }
 
   private relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): void {
-    const relay = new StreamRelay(
-      this.res,
-      { modelJson: this.ctx.model.idJson, hideUsage: this.ctx.hideUsageChunk, dialect },
-      this.streamHost(),
-    );
+    const { model, hideUsageChunk, echoedChars } = this.ctx;
+    const options = { modelJson: model.idJson, hideUsage: hideUsageChunk, dialect, count: this.deps.count, echoedChars };
+    const relay = new StreamRelay(this.res, options, this.streamHost());
     this.stream = relay;
     this.deps.metrics.activeStreams.inc();
     relay.start(status, proxyRes, body);
@@ -153,8 +154,12 @@ export class Exchange {
       clientGone: () => this.clientGone,
       firstEvent: () => this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000),
       settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
-      answered: (answerId, usage) => {
-        if (this.ctx.onAnswer) this.answered(answerId, usage);
+      answered: (answerId, usage) => this.answered(answerId, usage),
+      drained: (outcome) => {
+        this.deps.metrics.streamDrains.inc({ outcome });
+        this.upstreamRes?.destroy();
+        const stream = this.stream as StreamRelay;
+        this.settle(stream.tap.usage, CLIENT_CLOSED, () => drainedEstimate(stream.streamedTokens(), this.ctx.reservedOutput));
       },
       fail: (err) => this.fail(err),
     };
@@ -175,6 +180,7 @@ export class Exchange {
     live: () => !this.finished && !this.clientGone,
     refuse: (err) => this.refuse(err),
     settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
+    outputTokens: (answer) => this.ctx.outputTokens(answer),
     answered: (answerId, usage) => this.answered(answerId, usage),
     fail: (err) => this.fail(err),
   };
@@ -239,15 +245,15 @@ export class Exchange {
    * Charges once: the upstream's usage when it reported one, else our counts (`estimate` runs only then). Resolves
    * with the charge to show once the store took it (its balance undefined when the store did not say at once).
    */
-  private settle(usage: Usage | undefined, status: number, estimate: () => number): Promise<ShownCharge> | undefined {
+  private settle(usage: Usage | undefined, status: number, estimate: () => number | Promise<number>): Promise<ShownCharge> | undefined {
     if (this.finished) return undefined;
     this.finished = true;
     if (usage) return this.charge(usage, status, false);
-    const completionTokens = estimate();
-    const promptTokens = this.ctx.promptTokens();
-    // A long prompt is counted off the event loop; the lease is held (and the meter's drain waits) until it is charged.
-    if (typeof promptTokens === 'number') return this.charge({ promptTokens, completionTokens }, status, true);
-    return promptTokens.then((counted) => this.charge({ promptTokens: counted, completionTokens }, status, true));
+    // Long texts are counted off the event loop; the lease is held (and the meter's drain waits) until they are charged.
+    const counts = [this.ctx.promptTokens(), estimate()];
+    const counted = ([promptTokens, completionTokens]: number[]) => this.charge({ promptTokens, completionTokens }, status, true);
+    if (counts.every((n) => typeof n === 'number')) return counted(counts as number[]);
+    return Promise.all(counts).then(counted);
   }
 
   private charge(usage: Usage, status: number, estimated: boolean): Promise<ShownCharge> {

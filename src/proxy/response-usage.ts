@@ -1,20 +1,22 @@
-/** Our count of a non-streamed chat answer's output, for an answer whose upstream reported no usage. */
-import { countText } from '../metering/estimate';
+/** The output texts of a non-streamed chat answer, for our count when its upstream reported no usage. */
 
-/** Our count of a non-streamed response's completion: every choice's text and tool-call arguments. */
-export function completionTextTokens(choices: unknown): number {
-  if (!Array.isArray(choices)) return 0;
-  let n = 0;
+/** Every choice's text, reasoning and tool-call arguments. */
+export function completionTexts(choices: unknown): string[] {
+  const texts: string[] = [];
+  if (!Array.isArray(choices)) return texts;
   for (const choice of choices) {
-    const msg = (choice as { message?: { content?: unknown; tool_calls?: unknown; reasoning_content?: unknown } })?.message;
-    if (typeof msg?.content === 'string') n += countText(msg.content);
-    if (typeof msg?.reasoning_content === 'string') n += countText(msg.reasoning_content);
+    const msg = (choice as { message?: { content?: unknown; tool_calls?: unknown; reasoning?: unknown; reasoning_content?: unknown } })
+      ?.message;
+    if (typeof msg?.content === 'string') texts.push(msg.content);
+    // vLLM's reasoning: `reasoning` now, `reasoning_content` before (both, with the same text, while clients move over).
+    if (typeof msg?.reasoning === 'string') texts.push(msg.reasoning);
+    else if (typeof msg?.reasoning_content === 'string') texts.push(msg.reasoning_content);
     if (Array.isArray(msg?.tool_calls)) {
       for (const call of msg.tool_calls) {
         const args = (call as { function?: { arguments?: unknown } })?.function?.arguments;
-        if (typeof args === 'string') n += countText(args);
+        if (typeof args === 'string') texts.push(args);
       }
     }
   }
-  return n;
+  return texts;
 }

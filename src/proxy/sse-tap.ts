@@ -5,6 +5,7 @@
  * Buffer (or a slice). Only the usage chunk is ever decoded and parsed; the text is kept raw in case usage never comes.
  * Each line is read once, up to the end of its top-level object, with no search for a longer needle than one byte.
  */
+import type { CountTexts } from '../metering/output-count';
 import { addChargeFields, type ShownCharge } from './charge-shown';
 import { bytesEqual } from './model-rewriter';
 import type { AnswerIds, LineScan, StreamDialect } from './pipeline/endpoint';
@@ -25,6 +26,10 @@ export interface SseTapOptions {
   parkUsage?: boolean;
   /** The endpoint's stream: where its usage, output text and model name are. */
   dialect: StreamDialect;
+  /** Counts the streamed text when asked (StreamedText's `count`). Default: in place. */
+  count?: CountTexts;
+  /** Characters at the stream's start that echo the prompt: not output. */
+  skipChars?: number;
 }
 
 const NL = 0x0a;
@@ -42,6 +47,8 @@ const DROP = -2;
 export class SseTap {
   /** The upstream's reported usage, once its usage chunk has passed. */
   usage: Usage | undefined;
+  /** Whether the answer's whole usage has passed (the line that shows it: not a running count in every chunk). */
+  wholeUsage = false;
   /** Whether `data: [DONE]` has passed. */
   done = false;
   /** The id the usage line names (a stored response's), once it has passed. */
@@ -52,6 +59,11 @@ export class SseTap {
   }
   /** Bytes of an unfinished last line, held until its newline arrives. */
   private held: Buffer | undefined;
+  /**
+   * Chunks of that line that came after `held`, none with a newline: joined once, when the newline comes. (Joining
+   * each chunk as it came copied a megabyte line over and over: 120 MB for a 3.9 MB echoed prompt.)
+   */
+  private heldMore: Buffer[] = [];
   /** The parked usage line (model id in place, without its newline) and every byte that came after it. */
   private parkedLine: Buffer | undefined;
   private afterParked: Buffer[] = [];
@@ -65,7 +77,7 @@ export class SseTap {
   private modelEnd = 0;
 
   constructor(private readonly options: SseTapOptions) {
-    this.text = new StreamedText(options.dialect.textFields);
+    this.text = new StreamedText(options.dialect.textFields, { count: options.count, skipChars: options.skipChars });
     this.scan = options.dialect.scanner();
   }
 
@@ -79,20 +91,31 @@ export class SseTap {
       this.afterParked.push(chunk);
       return EMPTY;
     }
-    const data = this.held === undefined ? chunk : Buffer.concat([this.held, chunk]);
-    const last = data.lastIndexOf(NL);
+    const last = chunk.lastIndexOf(NL);
     if (last === -1) {
-      this.held = data;
+      if (this.held === undefined) this.held = chunk;
+      else this.heldMore.push(chunk);
       return EMPTY;
     }
-    this.held = last === data.length - 1 ? undefined : data.subarray(last + 1);
-    return this.lines(data, last + 1);
+    const data = this.held === undefined ? chunk : Buffer.concat([this.takeHeld() as Buffer, chunk]);
+    const end = data.length - chunk.length + last + 1;
+    this.held = end === data.length ? undefined : data.subarray(end);
+    return this.lines(data, end);
+  }
+
+  /** The unfinished line held so far, in one Buffer; nothing is held after. */
+  private takeHeld(): Buffer | undefined {
+    const held = this.held;
+    this.held = undefined;
+    if (held === undefined || this.heldMore.length === 0) return held;
+    const whole = Buffer.concat([held, ...this.heldMore]);
+    this.heldMore = [];
+    return whole;
   }
 
   /** Flushes an unterminated last line when the upstream ends normally (without a newline, as the upstream sent it). */
   end(): Buffer {
-    const rest = this.held;
-    this.held = undefined;
+    const rest = this.takeHeld();
     if (rest === undefined) return EMPTY;
     const at = this.inspect(rest, 0, rest.length);
     if (this.parking) return this.park(rest, 0, rest.length, at, undefined, 0);
@@ -103,7 +126,7 @@ export class SseTap {
 
   /** Drops an unterminated last line when the upstream broke: half an event is worse than none. */
   abandon(): void {
-    this.held = undefined;
+    this.takeHeld();
     this.parkedLine = undefined;
     this.afterParked = [];
   }
@@ -124,8 +147,11 @@ export class SseTap {
     return this.options.dialect.errorEvent(timedOut);
   }
 
-  /** Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage). */
-  streamedCompletionTokens(): number {
+  /**
+   * Completion tokens streamed so far, counted with our tokenizer (for when the upstream reports no usage); a promise
+   * while a long text is counted off the event loop.
+   */
+  streamedCompletionTokens(): number | Promise<number> {
     return this.text.tokens();
   }
 
@@ -162,10 +188,13 @@ export class SseTap {
   private park(data: Buffer, start: number, nl: number, at: number, pieces: Buffer[] | undefined, kept: number, end = nl): Buffer {
     this.parking = false;
     this.parkedOnce = true;
-    this.parkedLine = at === KEEP ? data.subarray(start, nl) : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
+    this.parkedLine =
+      at === KEEP
+        ? data.subarray(start, nl)
+        : Buffer.concat([data.subarray(start, at), this.options.model, data.subarray(this.modelEnd, nl)]);
     if (nl + 1 < end) this.afterParked.push(data.subarray(nl + 1, end));
-    if (this.held !== undefined) this.afterParked.push(this.held);
-    this.held = undefined;
+    const held = this.takeHeld();
+    if (held !== undefined) this.afterParked.push(held);
     if (pieces === undefined) return data.subarray(0, start);
     if (kept < start) pieces.push(data.subarray(kept, start));
     return Buffer.concat(pieces);
@@ -232,7 +261,9 @@ export class SseTap {
     if (usage) {
       this.usage = usage;
       const o = this.options;
-      if (o.parkUsage && !o.dropUsageChunk && !this.parkedOnce && dialect.shownUsage(event) !== undefined) this.parking = true;
+      const whole = dialect.shownUsage(event) !== undefined;
+      if (whole) this.wholeUsage = true;
+      if (o.parkUsage && !o.dropUsageChunk && !this.parkedOnce && whole) this.parking = true;
     }
     this.answerId ??= dialect.answerId?.(event);
     return dialect.usageOnly(event);

@@ -46,6 +46,7 @@ describe('models file', () => {
       cachedInputWeight: 1,
       outputWeight: 1,
       streamIncludeUsage: true,
+      drainMs: 30_000,
       endpoints: new Set(['chat', 'completions', 'responses']),
       capabilities: { tools: true, jsonMode: true, vision: true, developerRole: 'native', sampling: null },
       hostedTools: new Map(),
@@ -84,6 +85,26 @@ describe('models file', () => {
     );
     expect(c.get('a/x')?.streamIncludeUsage).toBe(false);
     expect(c.get('a/y')?.streamIncludeUsage).toBe(true);
+  });
+
+  it('reads drain_seconds from the model, else its upstream, else UPSTREAM_DRAIN_SECONDS (30 when unset)', () => {
+    const file = {
+      upstreams: [
+        { name: 'u', url: 'http://u/v1', drain_seconds: 0 },
+        { name: 'v', url: 'http://v/v1' },
+      ],
+      models: [
+        { id: 'a/x', upstream: 'u', ...base },
+        { id: 'a/y', upstream: 'u', drain_seconds: 5, ...base },
+        { id: 'a/z', upstream: 'v', ...base },
+      ],
+    };
+    const c = buildCatalog(file, { ...defaults, drainSeconds: 12 });
+    expect([c.get('a/x')?.drainMs, c.get('a/y')?.drainMs, c.get('a/z')?.drainMs]).toEqual([0, 5_000, 12_000]);
+    expect(buildCatalog(file, defaults).get('a/z')?.drainMs).toBe(30_000);
+    expect(() => buildCatalog({ models: [{ id: 'a/x', drain_seconds: -1, ...base }] }, defaults)).toThrow(
+      /models\[0\]\.drain_seconds \(a\/x\)/,
+    );
   });
 
   it.each([

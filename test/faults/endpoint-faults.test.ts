@@ -1,6 +1,7 @@
 /**
  * The other endpoints keep chat's guarantees when the client leaves: before the answer, nothing is charged and the
- * upstream is aborted; mid-stream (a Responses stream), the upstream is aborted and what was produced is charged.
+ * upstream is aborted; mid-stream (a Responses stream) with UPSTREAM_DRAIN_SECONDS=0, the upstream is aborted and what
+ * was streamed is charged (test/proxy/stream-drain.test.ts has the default: read on for the usage).
  */
 import http from 'node:http';
 import { keyWithTokens } from '../helpers/stores';
@@ -9,7 +10,7 @@ import { eventually } from '../helpers/eventually';
 import { proxyFixture } from '../helpers/fixture';
 
 describe('client faults on completions, embeddings and responses (redis store)', () => {
-  const t = proxyFixture('redis', { models: [{}, { endpoints: ['embeddings'] }] });
+  const t = proxyFixture('redis', { models: [{}, { endpoints: ['embeddings'] }], env: { UPSTREAM_DRAIN_SECONDS: '0' } });
 
   const send = (path: string, secret: string, body: object) => {
     const req = http.request(`${t.proxy.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}` } });

@@ -59,6 +59,7 @@ export async function startProxy(options: {
     api_key_env?: string;
     stream_include_usage?: boolean;
     output_cap_fields?: Record<string, string[]>;
+    drain_seconds?: number;
   }[];
   env?: Record<string, string>;
   /** A reloadable models file instead of `models`. */
@@ -82,7 +83,12 @@ export async function startProxy(options: {
   }));
   const catalog = buildCatalog(
     { models, upstreams: options.upstreams ?? [] },
-    { upstreamUrl: config.upstreamUrl, upstreamApiKey: config.upstreamApiKey, env: options.env ?? {} },
+    {
+      upstreamUrl: config.upstreamUrl,
+      upstreamApiKey: config.upstreamApiKey,
+      drainSeconds: config.upstreamDrainSeconds,
+      env: options.env ?? {},
+    },
   );
   const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
   const store = instrumentStore(options.store, metrics);

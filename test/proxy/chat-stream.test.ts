@@ -1,4 +1,7 @@
-/** Streamed completions: passed through as sent, tapped for usage, aborted upstream when the client leaves. */
+/**
+ * Streamed completions: passed through as sent, tapped for usage, aborted upstream when the client leaves and the
+ * model's drain bound is 0 (test/proxy/stream-drain.test.ts has the default: read on for the usage).
+ */
 import http from 'node:http';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { streamReply, PROMPT_TOKENS, words, type UpstreamCall } from '../helpers/upstream';
@@ -49,7 +52,8 @@ function expectedStream(tokens: string[], withUsage: boolean, shown?: { charged:
 }
 
 describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
-  const t = proxyFixture(kind);
+  // The second model reads nothing on after its client leaves (drain_seconds: 0).
+  const t = proxyFixture(kind, { models: [{}, { drain_seconds: 0 }] });
 
   it('asks the upstream for usage, hides the usage chunk the client did not ask for, and is otherwise byte-for-byte', async () => {
     const key = await keyWithTokens(t.s.store, 10_000);
@@ -115,7 +119,7 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
     expect((await t.s.store.getKey(key.id))!.balance).toBe(10_000 - record.chargedTokens);
   });
 
-  it('aborts the upstream request when the client disconnects mid-stream, and charges what was produced', async () => {
+  it('with drain_seconds 0, aborts the upstream request when the client disconnects mid-stream, and charges what was streamed', async () => {
     t.upstream.behave(streamReply({ tokens: words(200), delayMs: 20 }));
     const key = await keyWithTokens(t.s.store, 10_000);
     let received = '';
@@ -130,7 +134,7 @@ describe.each(storeKinds)('streamed completions (%s store)', (kind) => {
       },
     );
     req.on('error', () => {});
-    req.end(JSON.stringify(chatBody({ stream: true })));
+    req.end(JSON.stringify(chatBody({ model: 'acme/model-1', stream: true })));
     const aborted: UpstreamCall = await t.upstream.aborted();
     expect(aborted.aborted).toBe(true);
     await new Promise((r) => setTimeout(r, 50));

@@ -3,20 +3,22 @@
  * BPE on it took quadratic time on the event loop (160k characters: 13 s; 3.9 MB kept a proxy deaf for minutes), before
  * the key's account was even looked at. Whatever such prompts get, the proxy keeps answering meanwhile.
  */
+import http, { type ServerResponse } from 'node:http';
+import Redis from 'ioredis';
 import request from 'supertest';
-import { countText } from '../../src/metering/estimate';
-import { makeStore, keyWithTokens, type StoreUnderTest } from '../helpers/stores';
-import { jsonReply, startUpstream, type TestUpstream } from '../helpers/upstream';
-import { settled, startProxy, MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { countText, loadTokenizer } from '../../src/metering/estimate';
+import { RedisStore } from '../../src/store/redis/redis-store';
+import { writeModelsFile } from '../helpers/models-file';
+import { startProxyProcess } from '../helpers/processes';
+import { makeStore, keyWithTokens, testRedisUrl, type StoreUnderTest } from '../helpers/stores';
+import { jsonReply, startUpstream, type Behaviour, type TestUpstream } from '../helpers/upstream';
+import { chatBody, settled, startProxy, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
 
 const LONG_MODEL = 'acme/long-context';
-/**
- * The issue asks for 100 ms. On the 2-core machine these tests share with other suites (load ~15), a 3.9 MB body's own
- * reading, parsing and garbage reach 100-200 ms with no counting in them; the code this replaced held the loop 13 s at
- * 160k characters and 53 s at 160k under that load. A CI run on a quiet machine once read 349 ms with the live key
- * (not yet explained: see the closing note of 25 Nov); 1 s still keeps the two apart by more than ten times.
- */
-const STALL_LIMIT_MS = 1_000;
+/** A context the 3.9 MB prompt fits by its byte bound: served without a count before it (echo: true). */
+const HUGE_MODEL = 'acme/huge-context';
+/** The issue's limit: no request, however it is built, holds the event loop longer. */
+const STALL_LIMIT_MS = 100;
 const BALANCE = 50_000_000;
 
 /** The cases of the finding, each with a character of its own so that no cache can help. */
@@ -36,6 +38,44 @@ const attacks = cases.map(({ name, model, content }) => ({
   name,
   body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content }] }),
 }));
+
+/** What the model adds after the echoed prompt. */
+const ANSWER = ' and so on, as before.';
+
+/**
+ * /v1/completions with `echo`: the prompt and then the answer, with no usage (JSON, or a stream whose first text is
+ * the whole prompt); chat as jsonReply without usage.
+ */
+const echoOrChat: Behaviour = (call, req, res) => {
+  if (!call.path.startsWith('/v1/completions')) return jsonReply({ usage: false })(call, req, res);
+  const head = { id: 'cmpl-echo', object: 'text_completion', created: 1700000000, model: call.body.model };
+  const choice = (text: string, finish: string | null) => ({ index: 0, text, logprobs: null, finish_reason: finish });
+  const prompt = String(call.body.prompt);
+  if (!call.body.stream) return writeJson(res, { ...head, choices: [choice(prompt + ANSWER, 'stop')] });
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(`data: ${JSON.stringify({ ...head, choices: [choice(prompt, null)] })}\n\n`);
+  res.write(`data: ${JSON.stringify({ ...head, choices: [choice(ANSWER, 'stop')] })}\n\n`);
+  res.end('data: [DONE]\n\n');
+};
+
+function writeJson(res: ServerResponse, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Posts `body` and reads the answer without parsing it (a 3.9 MB parse would be this loop's, not the proxy's); its status. */
+function postDiscarding(url: string, secret: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** The longest the event loop went without running a 10 ms timer, while `work` ran. */
 async function longestStall(work: () => Promise<void>): Promise<number> {
@@ -59,27 +99,39 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
   let upstream: TestUpstream;
   let proxy: ProxyUnderTest;
 
+  const send = (secret: string, attack: (typeof attacks)[number]) =>
+    request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).type('json').send(attack.body);
+
   beforeAll(async () => {
-    // The tokenizer's tables load once per process on first use (~150 ms, before any attack): not what is watched here.
-    countText('warm up');
+    // A started proxy loaded its tokenizer at start (openTokenmeter); this one is built of parts (the cold start is below).
+    loadTokenizer();
     s = await makeStore('redis');
     // No usage in the answers: a prompt not counted before is counted at settlement.
-    upstream = await startUpstream(jsonReply({ usage: false }));
+    upstream = await startUpstream(echoOrChat);
     proxy = await startProxy({
       store: s.store,
       upstreamUrl: upstream.url,
-      models: [{}, { id: LONG_MODEL, context_length: 1_000_000 }],
+      models: [{}, { id: LONG_MODEL, context_length: 1_000_000 }, { id: HUGE_MODEL, context_length: 4_000_000 }],
       env: { BODY_LIMIT: '4mb' },
     });
+    // This loop is the test's client's and upstream's too: their first 3.9 MB send and parse are not the proxy's stall
+    // (a first request to a fresh process is the last describe's, watched from outside it).
+    const warm = await keyWithTokens(s.store, BALANCE);
+    await send(warm.secret, attacks[3]);
+    const echo = { model: HUGE_MODEL, prompt: 'w'.repeat(3_900_000), echo: true, max_tokens: 16 };
+    for (const stream of [false, true]) {
+      await request(proxy.url)
+        .post('/v1/completions')
+        .set('authorization', `Bearer ${warm.secret}`)
+        .send({ ...echo, stream });
+    }
+    await settled(proxy);
   });
   afterAll(async () => {
     await proxy.close();
     await upstream.close();
     await s.close();
   });
-
-  const send = (secret: string, attack: (typeof attacks)[number]) =>
-    request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).type('json').send(attack.body);
 
   it.each(['a disabled account’s key', 'a live key'])(
     'answers every case with %s, the event loop never held',
@@ -119,4 +171,66 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
     },
     120_000,
   );
+
+  it.each([false, true])('answers /v1/completions with echo on a 3.9 MB prompt (stream: %s), never counting the echo', async (stream) => {
+    const key = await keyWithTokens(s.store, BALANCE);
+    const body = JSON.stringify({ model: HUGE_MODEL, prompt: 'h'.repeat(3_900_000), echo: true, max_tokens: 16, stream });
+    const stall = await longestStall(async () => {
+      expect(await postDiscarding(`${proxy.url}/v1/completions`, key.secret, body)).toBe(200);
+      await settled(proxy);
+    });
+    expect(stall).toBeLessThan(STALL_LIMIT_MS);
+    // No usage came: the estimate is the answer after the echoed prompt, not the prompt again.
+    const [record] = await s.store.usage({ keyId: key.id, limit: 1 });
+    expect(record).toMatchObject({ estimated: true, completionTokens: countText(ANSWER) });
+    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: BALANCE - record.chargedTokens });
+  });
+});
+
+describe('a proxy process started as users start it', () => {
+  let upstream: TestUpstream;
+  let store: RedisStore;
+  const prefix = `stall${Math.random().toString(36).slice(2, 8)}:`;
+
+  beforeAll(async () => {
+    upstream = await startUpstream(echoOrChat);
+    store = new RedisStore(new Redis(testRedisUrl()), { prefix });
+  });
+  afterAll(async () => {
+    await upstream.close();
+    await store.close();
+  });
+
+  /** The process's own longest event-loop delay since the last scrape (prom-client resets it at each). */
+  const lagMaxMs = async (url: string) => {
+    const text = (await request(url).get('/metrics')).text;
+    return 1000 * Number(/^tokenmeter_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)![1]);
+  };
+
+  it('answers its first requests, whose counts need the tokenizer, without holding its event loop', async () => {
+    const models = writeModelsFile([{ id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 }]);
+    const proc = await startProxyProcess({
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      UPSTREAM_URL: upstream.url,
+      MODELS_FILE: models,
+    });
+    try {
+      const key = await keyWithTokens(store, BALANCE);
+      await lagMaxMs(proc.url);
+      // No usage in the answer: its output and its prompt (one short, one past the in-place limit) are counted.
+      for (const content of ['Say hello.', 'word '.repeat(2_000)]) {
+        const res = await request(proc.url)
+          .post('/v1/chat/completions')
+          .set('authorization', `Bearer ${key.secret}`)
+          .send(chatBody({ messages: [{ role: 'user', content }] }));
+        expect(res.status).toBe(200);
+      }
+      expect(await lagMaxMs(proc.url)).toBeLessThan(STALL_LIMIT_MS);
+      const records = await store.usage({ keyId: key.id, limit: 10 });
+      expect(records.map((r) => r.estimated)).toEqual([true, true]);
+    } finally {
+      await proc.stop();
+    }
+  }, 30_000);
 });

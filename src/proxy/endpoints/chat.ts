@@ -5,14 +5,21 @@ import { PromptSize } from '../../metering/estimate';
 import { chatIdRefusal } from '../caller-ids';
 import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tools';
 import { TopLevelScan } from '../model-rewriter';
-import { completionTextTokens } from '../response-usage';
-import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import { completionTexts } from '../response-usage';
+import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';
 import { capOutput } from './output-cap';
 import { withStreamUsage } from './stream-usage';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
 
-/** The string values of the fields whose streamed text is completion output. */
-const TEXT_FIELDS = /"(?:content|arguments|reasoning_content|refusal)" *: *"((?:[^"\\]|\\.)*)"/g;
+/**
+ * The string values of the fields whose streamed text is completion output: reasoning too (vLLM's `reasoning`, its
+ * older `reasoning_content`), which usage counts as completion.
+ */
+const TEXT_FIELDS: TextFields = {
+  pattern: /"(content|arguments|reasoning|reasoning_content|refusal)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g,
+  // vLLM sends the older name beside the new one, with the same text, for clients not yet updated.
+  alias: { name: 'reasoning_content', of: 'reasoning' },
+};
 
 /** A chat stream: `data:` chunks, usage in a `choices: []` chunk when asked, the model at the top level. */
 export const chatStream: StreamDialect = {
@@ -46,7 +53,7 @@ export const chatEndpoint: Endpoint<ChatRequest> = {
   answer: {
     relay: 'parse',
     usage: (answer) => promptCompletionUsage(answer.usage),
-    outputTokens: (answer) => completionTextTokens(answer.choices),
+    outputTexts: (answer) => completionTexts(answer.choices),
     stream: chatStream,
   },
 };

@@ -6,9 +6,8 @@
 import { unsupportedSampling } from '../../catalog/capabilities';
 import { validateCompletionsRequest, type CompletionsRequest } from '../../http/completions-request';
 import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
-import { countText } from '../../metering/estimate';
 import { TopLevelScan } from '../model-rewriter';
-import type { Endpoint } from '../pipeline/endpoint';
+import type { Endpoint, TextFields } from '../pipeline/endpoint';
 import { choicesEmpty, chunkUsage, dataErrorEvent, promptCompletionUsage, usageChunkUsage } from './openai-usage';
 import { capOutput } from './output-cap';
 import { withStreamUsage } from './stream-usage';
@@ -16,17 +15,33 @@ import { withStreamUsage } from './stream-usage';
 /** OpenAI's `max_tokens` when a completions request names none. */
 export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 /** The string values that are output text in a completions stream: each choice's `text`. */
-const TEXT_FIELDS = /"text" *: *"((?:[^"\\]|\\.)*)"/g;
+const TEXT_FIELDS: TextFields = { pattern: /"(text)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g };
 
-/** Our count of a completions answer's texts. */
-function choiceTexts(choices: unknown): number {
-  if (!Array.isArray(choices)) return 0;
-  let n = 0;
-  for (const choice of choices) {
-    const text = (choice as { text?: unknown })?.text;
-    if (typeof text === 'string') n += countText(text);
+/** A completions answer's texts, less the prompt each begins with when it was echoed. */
+function choiceTexts(choices: unknown, echoed: readonly string[] | undefined): string[] {
+  const texts: string[] = [];
+  if (!Array.isArray(choices)) return texts;
+  choices.forEach((choice: { index?: unknown; text?: unknown } | null, i) => {
+    const text = choice?.text;
+    if (typeof text !== 'string') return;
+    const prompt = echoed?.[typeof choice?.index === 'number' ? choice.index : i];
+    texts.push(prompt !== undefined && text.startsWith(prompt) ? text.slice(prompt.length) : text);
+  });
+  return texts;
+}
+
+/**
+ * With `echo`, the prompt each choice's text begins with, by choice index: OpenAI numbers a batch's choices prompt by
+ * prompt, `n` to each. Token-array prompts echo as text we cannot tell apart: none.
+ */
+function echoedPrompts(request: CompletionsRequest): readonly string[] | undefined {
+  if (request.echo !== true) return undefined;
+  const n = request.n ?? 1;
+  const echoed: string[] = [];
+  for (const item of batchItems(request.prompt)) {
+    for (let i = 0; i < n; i++) echoed.push(typeof item === 'string' ? item : '');
   }
-  return n;
+  return echoed;
 }
 
 export const completionsEndpoint: Endpoint<CompletionsRequest> = {
@@ -36,6 +51,7 @@ export const completionsEndpoint: Endpoint<CompletionsRequest> = {
   unsupported: unsupportedSampling,
   outputCap: (request) => ({ field: 'max_tokens', value: request.max_tokens ?? undefined }),
   defaultOutput: COMPLETIONS_DEFAULT_MAX_TOKENS,
+  echoed: echoedPrompts,
   // Each prompt gets best_of completions generated (n of them returned): the reservation covers all of them.
   choices: (request) => batchItems(request.prompt).length * Math.max(request.n ?? 1, request.best_of ?? 1),
   prompt: (request) => new BatchPromptSize(batchItems(request.prompt), request.suffix ?? ''),
@@ -49,7 +65,7 @@ export const completionsEndpoint: Endpoint<CompletionsRequest> = {
   answer: {
     relay: 'parse',
     usage: (answer) => promptCompletionUsage(answer.usage),
-    outputTokens: (answer) => choiceTexts(answer.choices),
+    outputTexts: (answer, echoed) => choiceTexts(answer.choices, echoed),
     stream: {
       usage: chunkUsage,
       usageOnly: choicesEmpty,

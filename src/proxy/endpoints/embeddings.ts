@@ -26,6 +26,6 @@ export const embeddingsEndpoint: Endpoint<EmbeddingsRequest> = {
       const usage = promptCompletionUsage(answer.usage, false);
       return usage && { promptTokens: usage.promptTokens, completionTokens: 0 };
     },
-    outputTokens: () => 0,
+    outputTexts: () => [],
   },
 };

@@ -8,11 +8,10 @@ import { unsupportedSampling } from '../../catalog/capabilities';
 import type { Model } from '../../catalog/models';
 import { apiError } from '../../http/errors';
 import { validateResponsesRequest, type ResponsesRequest } from '../../http/responses-request';
-import { countText } from '../../metering/estimate';
 import { ResponsesPromptSize } from '../../metering/responses-prompt';
 import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
-import type { Endpoint, StreamDialect } from '../pipeline/endpoint';
+import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';
 import { responsesIdRefusal, storedAnswerIds } from '../caller-ids';
 import { hostedCalls, hostedResponsesPlan } from '../hosted-tools';
 import { ResponseEventScan } from '../response-model';
@@ -21,8 +20,11 @@ import { inputOutputUsage, usageObject } from './openai-usage';
 import { capOutput } from './output-cap';
 import { responseItemsRefusal, upstreamInput } from './response-items';
 
-/** The string values that are output text in a Responses stream: every `*.delta` event's `delta`. */
-const DELTAS = /"delta" *: *"((?:[^"\\]|\\.)*)"/g;
+/**
+ * The string values that are output text in a Responses stream: every `*.delta` event's `delta` (output text,
+ * refusals, function-call arguments, reasoning text and reasoning summaries alike).
+ */
+const DELTAS: TextFields = { pattern: /"(delta)" *: *"([^"\\]*(?:\\.[^"\\]*)*)"/g };
 const LAST_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** The usage of a Responses answer (a stream's last `response`), with the hosted tool calls its output reports. */
@@ -40,18 +42,18 @@ function lastResponse(event: Record<string, unknown>): Record<string, unknown> |
   return typeof response === 'object' && response !== null ? (response as Record<string, unknown>) : undefined;
 }
 
-/** Our count of an answer's output: its texts, summaries and function-call arguments. */
-function outputText(answer: Record<string, unknown>): number {
-  if (!Array.isArray(answer.output)) return 0;
-  let n = 0;
+/** An answer's output texts: its texts, reasoning, summaries and function-call arguments. */
+function outputTexts(answer: Record<string, unknown>): string[] {
+  const texts: string[] = [];
+  if (!Array.isArray(answer.output)) return texts;
   for (const item of answer.output as Record<string, unknown>[]) {
-    if (typeof item?.arguments === 'string') n += countText(item.arguments);
+    if (typeof item?.arguments === 'string') texts.push(item.arguments);
     for (const list of [item?.content, item?.summary]) {
       if (!Array.isArray(list)) continue;
-      for (const part of list as { text?: unknown }[]) if (typeof part?.text === 'string') n += countText(part.text);
+      for (const part of list as { text?: unknown }[]) if (typeof part?.text === 'string') texts.push(part.text);
     }
   }
-  return n;
+  return texts;
 }
 
 /** The typed error event a Responses client reads when the upstream broke off mid-stream. */
@@ -117,7 +119,7 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
     answer: {
       relay: 'parse',
       usage: responseUsage,
-      outputTokens: outputText,
+      outputTexts,
       answerId: storedAnswerIds,
       stream: responsesStream,
     },

@@ -34,6 +34,17 @@ export interface AnswerIds {
   itemIds: string[];
 }
 
+/** The fields of a stream's data lines whose string values are output text. */
+export interface TextFields {
+  /**
+   * Matches each such field (group 1: its name; group 2: its raw value); a global RegExp. Its value part unrolled,
+   * `"([^"\\]*(?:\\.[^"\\]*)*)"`: an alternation per character took V8's regexp interpreter ~100 ms on a 3.9 MB value.
+   */
+  pattern: RegExp;
+  /** A field that repeats another on the same line (`name` copies `of`): counted only on a line without `of`. */
+  alias?: { name: string; of: string };
+}
+
 /** How an endpoint's stream reads: where usage is, which fields carry output text, where the model name sits. */
 export interface StreamDialect {
   /** The usage in a data line that carries a `"usage": {…}` (parsed), or undefined. */
@@ -47,8 +58,8 @@ export interface StreamDialect {
   shownUsage(event: Record<string, unknown>): Record<string, unknown> | undefined;
   /** The ids of the answer (a stored response's), when the usage line names them and the upstream stored it. */
   answerId?(event: Record<string, unknown>): AnswerIds | undefined;
-  /** Matches the JSON string values that are output text in the stream's data lines (group 1: the raw value). */
-  textFields: RegExp;
+  /** Where the output text is in the stream's data lines. */
+  textFields: TextFields;
   /** A scanner of its data lines (one per stream, reused for every line): where the model is, whether usage is. */
   scanner(): LineScan;
   /** The event ending a client's stream the upstream broke off. */
@@ -61,8 +72,11 @@ export interface AnswerDialect {
   relay: 'parse' | 'scan';
   /** The upstream's usage in a parsed answer (a scanned one: `{usage}` alone), when sound. */
   usage(answer: Record<string, unknown>): Usage | undefined;
-  /** Our tokenizer's count of a parsed answer's output (for an answer without usage). */
-  outputTokens(answer: Record<string, unknown>): number;
+  /**
+   * The output texts of a parsed answer, for our count when it has no usage; `echoed`: the prompt each choice begins
+   * with (by choice index), which is not output.
+   */
+  outputTexts(answer: Record<string, unknown>, echoed: readonly string[] | undefined): string[];
   /** The answer's ids (a stored response's), when the upstream stored it. */
   answerId?(answer: Record<string, unknown>): AnswerIds | undefined;
   /** How its streams read; absent for an endpoint that does not stream. */
@@ -85,6 +99,8 @@ export interface Endpoint<R> {
   unsupported(request: R, model: Model): ApiError | undefined;
   /** The output cap field and value; undefined for an endpoint with no output (embeddings). */
   outputCap(request: R): OutputCap | undefined;
+  /** The prompt each choice's text begins with (by choice index), when the request asks it echoed; else undefined. */
+  echoed?(request: R): readonly string[] | undefined;
   /** Output tokens per choice when the client names no cap (before the balance lowers it). Default: the model's max. */
   defaultOutput?: number;
   /** Completions the request asks for (choices × prompts); the reservation covers each. 0: no output. */

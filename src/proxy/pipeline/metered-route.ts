@@ -9,6 +9,7 @@ import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
 import type { UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
+import { countOutput } from '../../metering/output-count';
 import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Logger } from '../../observability/logger';
@@ -35,6 +36,8 @@ export interface MeteredRouteOptions {
   upstreamResponseLimit: number;
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
+  /** The process is shutting down: a stream whose client left is not read on (upstream-drain.ts). */
+  shuttingDown: () => boolean;
 }
 
 /** JSON.parse accepts any depth, JSON.stringify does not: a body nested too deeply to re-serialize is the client's error. */
@@ -84,6 +87,8 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     upstreamResponseLimit: options.upstreamResponseLimit,
     upstreamConnectTimeoutMs: options.upstreamConnectTimeoutMs,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
+    shuttingDown: options.shuttingDown,
+    count: (texts) => counter.count(texts),
   };
   const path = ENDPOINT_PATHS[endpoint.name];
   const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, upstreams, upstreamHeaders: options.upstreamHeaders };
@@ -164,6 +169,7 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
 
   const upstream = upstreams.get(model.upstreamUrl);
   const { answered } = endpoint;
+  const echoed = endpoint.echoed?.(request);
   const exchange: Exchange = new Exchange(
     exchangeDeps,
     {
@@ -176,6 +182,8 @@ async function forward<R>(route: Route<R>, req: Request, res: Response, next: Ne
       stream: r.facts.stream === true,
       hideUsageChunk: hideUsage,
       answer: endpoint.answer,
+      echoedChars: echoed?.reduce((n, prompt) => n + prompt.length, 0) ?? 0,
+      outputTokens: (answer) => countOutput(exchangeDeps.count, endpoint.answer.outputTexts(answer, echoed)),
       facts: r.facts,
       reservedOutput: reserved.allowance * planned.choices,
       hostedTools: planned.tools,
