@@ -44,6 +44,7 @@ import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import { modelsApi } from './proxy/models-api';
 import type { Upstreams } from './proxy/upstream-proxy';
+import type { Pools } from './upstreams/pools';
 import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { stripeWebhook } from './webhooks/stripe-webhook';
@@ -69,7 +70,10 @@ export interface MeterDeps {
   meter: Meter;
   /** Counts long prompts off the event loop (closed with the app). */
   counter: TokenCounter;
+  /** Stored responses' routes go through these (to a model's first server). */
   upstreams: Upstreams;
+  /** The metered routes' upstream pools: balanced, health-checked, retried and failed over (src/upstreams/). */
+  pools: Pools;
   logger: Logger;
   metrics: Metrics;
   /** Reloads the models file (the admin reload route); resolves to the number of models. */
@@ -144,13 +148,11 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     catalog: deps.catalog,
     meter: deps.meter,
     counter: deps.counter,
-    upstreams: deps.upstreams,
+    pools: deps.pools,
     upstreamHeaders: headersUpstream,
     logger,
     metrics: deps.metrics,
     upstreamResponseLimit: config.upstreamResponseLimit,
-    upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
-    upstreamTimeoutMs: config.upstreamTimeoutMs,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
   const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];

@@ -12,6 +12,7 @@ import { TokenCounter } from './metering/prompt-counter';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
+import { Pools } from './upstreams/pools';
 import { stripeSettings } from './products/stripe-checkout';
 import { createRouters, type MeterDeps, type Routers } from './routers';
 import { createStores, type Stores } from './store/create-store';
@@ -77,6 +78,13 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const leaseMs = config.reservationLeaseSeconds * 1000;
   const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const pools = new Pools({
+    maxFreeSockets: config.upstreamMaxFreeSockets,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    logger,
+    registry: metrics.registry,
+  });
   const counter = new TokenCounter();
   const deps: MeterDeps = {
     config,
@@ -89,6 +97,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     meter,
     counter,
     upstreams,
+    pools,
     logger,
     metrics,
     reloadModels: catalogs.reload,
@@ -173,6 +182,8 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
   const stopAccepting = () => {
     lifecycle.draining = true;
   };
+  // Health checks start now, not at a pool's first request.
+  deps.pools.sync(deps.catalog());
   return {
     ...createRouters(deps),
     store: deps.store,
@@ -189,6 +200,7 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
         }
         meter.stop();
         deps.upstreams.close();
+        deps.pools.close();
         await deps.counter.close();
         await release();
       })()),

@@ -6,7 +6,6 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
 import type { AnswerDialect } from './pipeline/endpoint';
-import type { UpstreamHandler } from './upstream-proxy';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -15,8 +14,6 @@ export interface ExchangeDeps {
   metrics: Metrics;
   /** Largest non-streamed upstream body we buffer. */
   upstreamResponseLimit: number;
-  upstreamConnectTimeoutMs: number;
-  upstreamTimeoutMs: number;
 }
 
 /** What is particular to one request. */
@@ -41,8 +38,6 @@ export interface ExchangeContext {
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;
-  /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
-  resend: (handler: UpstreamHandler) => void;
   /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
   onAnswer?: (answerId: string, tokens: number | undefined) => void;
 }

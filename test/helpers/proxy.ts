@@ -21,6 +21,7 @@ import type { SessionStore } from '../../src/store/ports/session-store';
 import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
 import type { ResponseOwners } from '../../src/store/ports/response-owners';
 import { Upstreams } from '../../src/proxy/upstream-proxy';
+import { Pools } from '../../src/upstreams/pools';
 import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
@@ -88,6 +89,13 @@ export async function startProxy(options: {
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
   const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const pools = new Pools({
+    maxFreeSockets: config.upstreamMaxFreeSockets,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    logger,
+    registry: metrics.registry,
+  });
   const counter = new TokenCounter();
   const tokenmeter = assemble(
     {
@@ -102,6 +110,7 @@ export async function startProxy(options: {
       meter,
       counter,
       upstreams,
+      pools,
       logger,
       metrics,
       lifecycle: { draining: false },
@@ -132,6 +141,7 @@ export async function startProxy(options: {
       await meter.drain(5_000);
       meter.stop();
       upstreams.close();
+      pools.close();
       await counter.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

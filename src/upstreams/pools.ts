@@ -1,0 +1,118 @@
+/**
+ * The app's upstream pools, one per upstream of the models file (and one per model's own URL), built once and passed
+ * in. A reload is picked up when a request or the operator next asks: pools that stay keep their servers' state.
+ */
+import type { Registry } from 'prom-client';
+import type { Catalog, Model } from '../catalog/models';
+import type { Logger } from '../observability/logger';
+import { Pool, type PoolDeps } from './pool';
+import { PoolMetrics } from './pool-metrics';
+
+export interface PoolsOptions {
+  maxFreeSockets: number;
+  connectTimeoutMs: number;
+  /** The longest silence from a server (UPSTREAM_TIMEOUT_SECONDS), and a request's time budget for its tries. */
+  timeoutMs: number;
+  logger: Logger;
+  registry: Registry;
+}
+
+/** One server as GET /admin/upstreams shows it. */
+export interface ServerView {
+  url: string;
+  weight: number;
+  max_concurrent: number | null;
+  in_flight: number;
+  healthy: boolean;
+  ejected_until: string | null;
+  last_error: { message: string; at: string } | null;
+}
+
+export interface PoolView {
+  name: string;
+  retries: number;
+  affinity: string | null;
+  models: string[];
+  servers: ServerView[];
+}
+
+export class Pools {
+  private readonly byName = new Map<string, Pool>();
+  private readonly deps: PoolDeps;
+  private catalog: Catalog | undefined;
+  readonly metrics: PoolMetrics;
+  private closed = false;
+
+  constructor(private readonly options: PoolsOptions) {
+    this.metrics = new PoolMetrics(options.registry);
+    this.deps = {
+      timeouts: { connectMs: options.connectTimeoutMs, idleMs: options.timeoutMs },
+      maxFreeSockets: options.maxFreeSockets,
+      logger: options.logger,
+      metrics: this.metrics,
+    };
+  }
+
+  /** The request's time budget for its tries. */
+  get budgetMs(): number {
+    return this.options.timeoutMs;
+  }
+
+  /** Brings the pools in line with `catalog` (nothing to do when it is the one last seen). */
+  sync(catalog: Catalog): void {
+    if (catalog === this.catalog || this.closed) return;
+    this.catalog = catalog;
+    const named = new Set<string>();
+    for (const model of catalog.list()) {
+      named.add(model.pool.name);
+      this.of(model);
+    }
+    for (const [name, pool] of this.byName) {
+      if (named.has(name)) continue;
+      pool.retire();
+      this.byName.delete(name);
+    }
+  }
+
+  /** The pool serving `model`, updated to its spec when the catalog was reloaded. */
+  of(model: Model): Pool {
+    const spec = model.pool;
+    let pool = this.byName.get(spec.name);
+    if (!pool) {
+      pool = new Pool(spec, this.deps);
+      if (!this.closed) this.byName.set(spec.name, pool);
+    } else if (pool.spec !== spec) pool.update(spec);
+    return pool;
+  }
+
+  /** Every pool, its models, and each server's state. */
+  view(catalog: Catalog): PoolView[] {
+    this.sync(catalog);
+    const now = Date.now();
+    return [...this.byName.values()].map((pool) => ({
+      name: pool.spec.name,
+      retries: pool.spec.retries,
+      affinity: pool.spec.affinity ?? null,
+      models: catalog
+        .list()
+        .filter((m) => m.pool.name === pool.spec.name)
+        .map((m) => m.id),
+      servers: pool.servers.map((s) => ({
+        url: s.url,
+        weight: s.weight,
+        max_concurrent: s.maxConcurrent ?? null,
+        in_flight: s.inFlight,
+        healthy: s.available(now),
+        ejected_until: s.ejected(now) ? new Date(s.ejectedUntil).toISOString() : null,
+        last_error: s.lastError ? { message: s.lastError.message, at: new Date(s.lastError.at).toISOString() } : null,
+      })),
+    }));
+  }
+
+  /** Stops every check and timer and closes the connections: the app is closing. */
+  close(): void {
+    this.closed = true;
+    for (const pool of this.byName.values()) pool.close();
+    this.byName.clear();
+  }
+}
