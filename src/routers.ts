@@ -197,7 +197,8 @@ function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Route
   const { commerce, webhookStore, catalog, logger, reloadModels } = deps;
   const maxKeysPerAccount = deps.config.maxKeysPerAccount;
   const webhooks = { store: webhookStore, outbox: store };
-  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount });
+  const upstreams = () => deps.pools.states(catalog());
+  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount, upstreams });
 }
 
 /** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */

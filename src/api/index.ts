@@ -17,3 +17,4 @@ export * from './package';
 export * from './product';
 export * from './usage';
 export * from './webhook';
+export * from './upstream';

@@ -17,23 +17,26 @@ export interface PoolsOptions {
   registry: Registry;
 }
 
-/** One server as GET /admin/upstreams shows it. */
-export interface ServerView {
+/** One server's state now, as the operator's API shows it (src/api/upstream.ts maps it). */
+export interface ServerState {
   url: string;
   weight: number;
-  max_concurrent: number | null;
-  in_flight: number;
+  maxConcurrent: number | undefined;
+  inFlight: number;
+  /** Passes its health checks (or has none). */
   healthy: boolean;
-  ejected_until: string | null;
-  last_error: { message: string; at: string } | null;
+  /** Ejected by the outlier detector until then (ms since the epoch); undefined: not ejected. */
+  ejectedUntil: number | undefined;
+  lastError: { message: string; at: number } | undefined;
 }
 
-export interface PoolView {
+export interface PoolState {
   name: string;
   retries: number;
-  affinity: string | null;
+  affinity: string | undefined;
+  /** The models it serves. */
   models: string[];
-  servers: ServerView[];
+  servers: ServerState[];
 }
 
 export class Pools {
@@ -86,13 +89,13 @@ export class Pools {
   }
 
   /** Every pool, its models, and each server's state. */
-  view(catalog: Catalog): PoolView[] {
+  states(catalog: Catalog): PoolState[] {
     this.sync(catalog);
     const now = Date.now();
     return [...this.byName.values()].map((pool) => ({
       name: pool.spec.name,
       retries: pool.spec.retries,
-      affinity: pool.spec.affinity ?? null,
+      affinity: pool.spec.affinity,
       models: catalog
         .list()
         .filter((m) => m.pool.name === pool.spec.name)
@@ -100,11 +103,11 @@ export class Pools {
       servers: pool.servers.map((s) => ({
         url: s.url,
         weight: s.weight,
-        max_concurrent: s.maxConcurrent ?? null,
-        in_flight: s.inFlight,
-        healthy: s.available(now),
-        ejected_until: s.ejected(now) ? new Date(s.ejectedUntil).toISOString() : null,
-        last_error: s.lastError ? { message: s.lastError.message, at: new Date(s.lastError.at).toISOString() } : null,
+        maxConcurrent: s.maxConcurrent,
+        inFlight: s.inFlight,
+        healthy: !s.unhealthy,
+        ejectedUntil: s.ejected(now) ? s.ejectedUntil : undefined,
+        lastError: s.lastError,
       })),
     }));
   }

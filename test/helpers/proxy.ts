@@ -54,13 +54,13 @@ export async function startProxy(options: {
   /** Who owns each stored response. Default: in memory. */
   responses?: ResponseOwners;
   /** Upstreams for the models file's `upstreams` list. */
-  upstreams?: {
+  upstreams?: ({
     name: string;
-    url: string;
+    url?: string;
     api_key_env?: string;
     stream_include_usage?: boolean;
     output_cap_fields?: Record<string, string[]>;
-  }[];
+  } & Record<string, unknown>)[];
   env?: Record<string, string>;
   /** A reloadable models file instead of `models`. */
   modelsFile?: ModelsFile;

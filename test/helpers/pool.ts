@@ -1,0 +1,57 @@
+/** Pools of real test upstreams, and the check every pool test ends with: the ledger is what the servers reported. */
+import { defaultReply, PROMPT_TOKENS, startUpstream, type Behaviour, type TestUpstream } from './upstream';
+import type { UsageLedger } from '../../src/store/ports/usage-ledger';
+
+/** What a server reported for one request it answered in full: its id (our x-request-id) and its usage. */
+export interface Reported {
+  requestId: string;
+  server: string;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Answers as the suite's test upstream does (5 words, prompt PROMPT_TOKENS), and notes what it reported. */
+export function reporting(reported: Reported[], server: () => string, delayMs = 0): Behaviour {
+  return async (call, req, res) => {
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    if (call.aborted) return;
+    const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? 5;
+    res.once('finish', () =>
+      reported.push({
+        requestId: String(call.headers['x-request-id']),
+        server: server(),
+        promptTokens: PROMPT_TOKENS,
+        completionTokens: Math.min(5, limit),
+      }),
+    );
+    await defaultReply(call, req, res);
+  };
+}
+
+/** `n` test upstreams that report what they answer into `reported`. */
+export async function startServers(n: number, reported: Reported[]): Promise<TestUpstream[]> {
+  const servers: TestUpstream[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = await startUpstream();
+    s.behave(reporting(reported, () => s.url));
+    servers.push(s);
+  }
+  return servers;
+}
+
+/** The ledger of `keyId` against what the servers reported: one record per client request, each the reported usage. */
+export async function expectLedgerMatches(ledger: UsageLedger, keyId: string, reported: Reported[], clientRequests: number): Promise<void> {
+  const records = await ledger.usage({ keyId, limit: 10_000 });
+  expect(records).toHaveLength(clientRequests);
+  const byId = new Map(reported.map((r) => [r.requestId, r]));
+  expect(byId.size).toBe(reported.length);
+  for (const record of records) {
+    const r = byId.get(record.requestId);
+    expect(r).toBeDefined();
+    expect({ prompt: record.promptTokens, completion: record.completionTokens, estimated: record.estimated }).toEqual({
+      prompt: r?.promptTokens,
+      completion: r?.completionTokens,
+      estimated: false,
+    });
+  }
+}
