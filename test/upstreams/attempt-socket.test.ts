@@ -36,11 +36,10 @@ describe('a try on a new upstream connection', () => {
   async function attempted(): Promise<Socket> {
     const { port } = server.address() as AddressInfo;
     const target = new UpstreamServer(`http://127.0.0.1:${port}/v1`, { url: '', weight: 1, maxConcurrent: undefined }, 4);
-    let socket: Socket | undefined;
     const out = { method: 'POST', path: '/x', headers: {}, body: '{}' };
     const result = await attempt(target, out, { connectMs: 10_000, idleMs: 10_000 }, new AbortController().signal);
     if (result.kind !== 'answer') throw result.err;
-    socket = result.req.socket as Socket;
+    const socket = result.req.socket as Socket;
     await new Promise((resolve) => result.res.resume().once('end', resolve));
     // The response's end and the socket's return to the pool are in the same tick; let the pool's own work finish.
     await new Promise((r) => setImmediate(r));
