@@ -1,4 +1,6 @@
 /** Pools of real test upstreams, and the check every pool test ends with: the ledger is what the servers reported. */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { defaultReply, PROMPT_TOKENS, startUpstream, type Behaviour, type TestUpstream } from './upstream';
 import type { UsageLedger } from '../../src/store/ports/usage-ledger';
 
@@ -54,4 +56,37 @@ export async function expectLedgerMatches(ledger: UsageLedger, keyId: string, re
       estimated: false,
     });
   }
+}
+
+/** A replica in its own process (test/helpers/replica-process.cjs), to be killed and started again on its port. */
+export interface Replica {
+  url: string;
+  port: number;
+  kill(): Promise<void>;
+}
+
+export async function startReplica(port = 0, delayMs = 50): Promise<Replica> {
+  const child = spawn(process.execPath, [join(__dirname, 'replica-process.cjs')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), REPLICA_DELAY_MS: String(delayMs) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const bound = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`replica exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${bound}/v1`,
+    port: bound,
+    kill: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
 }
