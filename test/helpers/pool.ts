@@ -15,6 +15,8 @@ export interface Reported {
 /** Answers as the suite's test upstream does (5 words, prompt PROMPT_TOKENS), and notes what it reported. */
 export function reporting(reported: Reported[], server: () => string, delayMs = 0): Behaviour {
   return async (call, req, res) => {
+    // Health checks (GET) are answered, not counted: they report no usage.
+    if (req.method !== 'POST') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     if (call.aborted) return;
     const limit = call.body.max_tokens ?? call.body.max_completion_tokens ?? 5;
