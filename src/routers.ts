@@ -43,7 +43,6 @@ import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import { modelsApi } from './proxy/models-api';
-import type { Upstreams } from './proxy/upstream-proxy';
 import type { Pools } from './upstreams/pools';
 import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
@@ -70,9 +69,7 @@ export interface MeterDeps {
   meter: Meter;
   /** Counts long prompts off the event loop (closed with the app). */
   counter: TokenCounter;
-  /** Stored responses' routes go through these (to a model's first server). */
-  upstreams: Upstreams;
-  /** The metered routes' upstream pools: balanced, health-checked, retried and failed over (src/upstreams/). */
+  /** The upstream pools: balanced, health-checked, retried and failed over (src/upstreams/). */
   pools: Pools;
   logger: Logger;
   metrics: Metrics;
@@ -175,11 +172,10 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   const stored = storedResponses({
     catalog: deps.catalog,
     owners: deps.responses,
-    upstreams: deps.upstreams,
+    pools: deps.pools,
     upstreamHeaders: headersUpstream,
     logger,
     responseLimit: config.upstreamResponseLimit,
-    timeoutMs: config.upstreamTimeoutMs,
   });
   // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
   const live = liveCredential({ keys: store, accounts: whole, guard });

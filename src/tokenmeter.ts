@@ -11,7 +11,6 @@ import { Meter } from './metering/metering';
 import { TokenCounter } from './metering/prompt-counter';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
-import { Upstreams } from './proxy/upstream-proxy';
 import { Pools } from './upstreams/pools';
 import { stripeSettings } from './products/stripe-checkout';
 import { createRouters, type MeterDeps, type Routers } from './routers';
@@ -77,7 +76,6 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.rateLimitWindowSeconds * 1000 }), storeTimer(metrics));
   const leaseMs = config.reservationLeaseSeconds * 1000;
   const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
-  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const pools = new Pools({
     maxFreeSockets: config.upstreamMaxFreeSockets,
     connectTimeoutMs: config.upstreamConnectTimeoutMs,
@@ -96,7 +94,6 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     catalog: catalogs.current,
     meter,
     counter,
-    upstreams,
     pools,
     logger,
     metrics,
@@ -199,7 +196,6 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
           logger.error({ backlog: meter.backlog() }, 'settlements still pending at close; the journal keeps them');
         }
         meter.stop();
-        deps.upstreams.close();
         deps.pools.close();
         await deps.counter.close();
         await release();

@@ -20,7 +20,6 @@ import { MemorySessionStore } from '../../src/store/memory/memory-session-store'
 import type { SessionStore } from '../../src/store/ports/session-store';
 import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
 import type { ResponseOwners } from '../../src/store/ports/response-owners';
-import { Upstreams } from '../../src/proxy/upstream-proxy';
 import { Pools } from '../../src/upstreams/pools';
 import { assemble } from '../../src/tokenmeter';
 
@@ -88,7 +87,6 @@ export async function startProxy(options: {
   const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
-  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   const pools = new Pools({
     maxFreeSockets: config.upstreamMaxFreeSockets,
     connectTimeoutMs: config.upstreamConnectTimeoutMs,
@@ -109,7 +107,6 @@ export async function startProxy(options: {
       reloadModels: options.modelsFile?.reload,
       meter,
       counter,
-      upstreams,
       pools,
       logger,
       metrics,
@@ -140,7 +137,6 @@ export async function startProxy(options: {
     close: async () => {
       await meter.drain(5_000);
       meter.stop();
-      upstreams.close();
       pools.close();
       await counter.close();
       server.closeAllConnections();
