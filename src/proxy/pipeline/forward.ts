@@ -101,7 +101,9 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
   const fallbacks = fallbacksFor(route, request, r.model);
   const deadline = Date.now() + route.pools.budgetMs;
   let at: Reserving = r;
-  for (let i = 0; ; i++) {
+  // The next fallback to try.
+  let f = 0;
+  for (;;) {
     const prepared = outgoing(route, req, request, at);
     if ('code' in prepared) {
       route.meter.release(at.accountId, at.requestId);
@@ -113,12 +115,18 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
       signal: exchange.signal,
       affinityKey: affinityKey(at.model, req.body, at),
       deadline,
-      canFallBack: i < fallbacks.length,
+      canFallBack: f < fallbacks.length,
     });
     if (outcome.kind === 'answer') return exchange.answered(outcome);
     if (outcome.kind === 'aborted' || exchange.gone) return;
-    const next = i < fallbacks.length ? await reserveFallback(route, request, at, fallbacks[i]) : undefined;
+    let next: Awaited<ReturnType<typeof reserveFallback>>;
+    while (next === undefined && f < fallbacks.length) next = await reserveFallback(route, request, at, fallbacks[f++]);
     if (next === undefined) return unanswered(exchange, outcome, res);
+    if (exchange.gone && !('error' in next)) {
+      // The client left while the fallback was reserved: its exchange released the first hold; this one goes too.
+      route.meter.release(next.accountId, next.requestId);
+      return next.reserved.undoModel();
+    }
     if ('error' in next) {
       // The store dropped what the request held when it refused; the exchange lets go of the rest.
       if (next.headers) for (const name in next.headers) res.setHeader(name, next.headers[name]);
@@ -150,7 +158,7 @@ function unanswered(exchange: Exchange, outcome: Exclude<PoolOutcome, { kind: 'a
 /**
  * The fallback's plan and reservation, under the same request id: admitted, it replaces what the request held (at
  * the fallback's weights); refused, the request holds nothing. Undefined: its plan refuses this request (too long for
- * its context, say), so the first model's failure stands.
+ * its context, say): the next fallback is tried, and after the last the failure stands.
  */
 async function reserveFallback<R>(
   route: Route<R>,
