@@ -44,6 +44,8 @@ export const NOT_FORWARDABLE: ReadonlySet<string> = new Set([
 /** The charge shown on a metered JSON answer (src/proxy/charge-shown.ts): tokens charged, the balance after. */
 export const CHARGED_HEADER = 'x-tokenmeter-charged-tokens';
 export const BALANCE_HEADER = 'x-tokenmeter-balance-tokens';
+/** The model that answered, on an answer a fallback served (docs/upstream-pools.md). */
+export const SERVED_MODEL_HEADER = 'x-tokenmeter-model';
 
 /**
  * Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies, and its
@@ -52,6 +54,7 @@ export const BALANCE_HEADER = 'x-tokenmeter-balance-tokens';
 const NOT_DOWNSTREAM = new Set([
   CHARGED_HEADER,
   BALANCE_HEADER,
+  SERVED_MODEL_HEADER,
   'content-length',
   'content-encoding',
   'set-cookie',

@@ -30,6 +30,7 @@ export class Exchange {
   private clientGone = false;
   /** Aborts the pool's tries when the client leaves before an answer. */
   private readonly abort = new AbortController();
+  readonly signal: AbortSignal = this.abort.signal;
   /** The server went silent past the idle timeout (its answer's own flag, once there is one). */
   private silent: () => boolean = () => false;
   private upstreamReq: ClientRequest | undefined;
@@ -50,11 +51,6 @@ export class Exchange {
   }
 
   private readonly onClose = () => this.clientClosed();
-
-  /** Aborted when the client leaves before an answer: the pool stops trying. */
-  get signal(): AbortSignal {
-    return this.abort.signal;
-  }
 
   /** Whether the client left (or another exchange took over). */
   get gone(): boolean {

@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, type ApiError } from '../../http/errors';
-import type { UpstreamHeaders } from '../../http/http-headers';
+import { SERVED_MODEL_HEADER, type UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
 import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
@@ -20,9 +20,6 @@ import type { ExchangeDeps } from '../exchange-context';
 import type { Endpoint } from './endpoint';
 import { planRequest, type Plan } from './plan';
 import { reserve, type Reserved, type Who } from './reserve';
-
-/** Names the model that served an answer when it is a fallback (the answer's `model` says so too). */
-export const SERVED_MODEL_HEADER = 'x-tokenmeter-model';
 
 /** What every request of one metered route shares: built once. */
 export interface Route<R> {
