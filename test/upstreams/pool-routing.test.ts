@@ -102,6 +102,26 @@ describe('an upstream pool (redis store)', () => {
     expect(metrics).toContain(`server="${down}",outcome="connect_error"`);
   });
 
+  it('never retries once a byte reached the client: a stream broken after its first event ends with an error, charged once', async () => {
+    servers = await startServers(2, reported);
+    const [breaking, other] = servers;
+    breaking.behave((call, _req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: call.body.model, choices: [{ index: 0, delta: { content: 'Hi' } }] };
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => setTimeout(() => res.destroy(), 20));
+    });
+    await poolProxy([breaking.url, other.url]);
+    // Both idle: the first request goes to the first server listed.
+    const res = await post(chatBody({ stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('"code":"upstream_error"');
+    expect(other.calls).toHaveLength(0);
+    await settled(proxy as ProxyUnderTest);
+    const records = await s.store.usage({ keyId: key.id, limit: 10 });
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ completionTokens: 1, estimated: true });
+  });
+
   it('relays the last 503 when no other server is left to try, and charges nothing', async () => {
     servers = await startServers(2, reported);
     for (const u of servers) {
