@@ -15,6 +15,7 @@ export interface OutlierSpec {
   consecutiveFailures: number;
   windowMs: number;
   baseEjectionMs: number;
+  maxEjectionMs: number;
   maxEjectionPercent: number;
 }
 
@@ -34,7 +35,13 @@ export interface PoolSpec {
 const trimmed = (url: string) => url.replace(/\/+$/, '');
 
 /** The default outlier rule and health paths, for a pool the file gives no settings (a model's own `upstream_url`). */
-const DEFAULT_OUTLIER: OutlierSpec = { consecutiveFailures: 5, windowMs: 30_000, baseEjectionMs: 30_000, maxEjectionPercent: 50 };
+const DEFAULT_OUTLIER: OutlierSpec = {
+  consecutiveFailures: 5,
+  windowMs: 30_000,
+  baseEjectionMs: 30_000,
+  maxEjectionMs: 300_000,
+  maxEjectionPercent: 50,
+};
 
 /** A named upstream: its `servers`, or its one `url`. */
 export function poolOf(u: UpstreamEntry, fail: (msg: string) => Error): PoolSpec {
@@ -57,6 +64,7 @@ export function poolOf(u: UpstreamEntry, fail: (msg: string) => Error): PoolSpec
       consecutiveFailures: o.consecutive_failures,
       windowMs: o.window_ms,
       baseEjectionMs: o.base_ejection_ms,
+      maxEjectionMs: o.max_ejection_ms,
       maxEjectionPercent: o.max_ejection_percent,
     },
   };

@@ -26,8 +26,10 @@ export const outlierSchema = z.strictObject({
   consecutive_failures: z.number().int().min(2).default(5),
   /** The run of failures counts only within this many milliseconds. Default 30000. */
   window_ms: z.number().int().positive().default(30_000),
-  /** First ejection's length; each further one doubles it, up to ten times. Default 30000. */
+  /** First ejection's length; the n-th in a row lasts n times it (as Envoy does), up to `max_ejection_ms`. Default 30000. */
   base_ejection_ms: z.number().int().positive().default(30_000),
+  /** The longest an ejection lasts. Default 300000. */
+  max_ejection_ms: z.number().int().positive().default(300_000),
   /** Most of a pool ejected at once, in percent (the rest serve anyway: Envoy's panic rule). Default 50. */
   max_ejection_percent: z.number().int().min(0).max(100).default(50),
 });
@@ -48,7 +50,13 @@ export const upstreamSchema = z.strictObject({
   health_interval: z.number().nonnegative().default(10),
   /** Paths tried in order by a health check (GET, under the server's origin); any 2xx is healthy. */
   health_paths: z.array(z.string().regex(/^\//, 'must start with /')).min(1).default(['/health', '/v1/models']),
-  outlier: outlierSchema.default({ consecutive_failures: 5, window_ms: 30_000, base_ejection_ms: 30_000, max_ejection_percent: 50 }),
+  outlier: outlierSchema.default({
+    consecutive_failures: 5,
+    window_ms: 30_000,
+    base_ejection_ms: 30_000,
+    max_ejection_ms: 300_000,
+    max_ejection_percent: 50,
+  }),
   /** The environment variable holding this upstream's API key (never the key itself in the file). */
   api_key_env: z
     .string()

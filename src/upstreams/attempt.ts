@@ -41,7 +41,12 @@ export interface AttemptError {
 
 const timeoutError = () => Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' });
 
-export function attempt(server: UpstreamServer, out: Outgoing, timeouts: AttemptTimeouts, signal: AbortSignal): Promise<Answer | AttemptError> {
+export function attempt(
+  server: UpstreamServer,
+  out: Outgoing,
+  timeouts: AttemptTimeouts,
+  signal: AbortSignal,
+): Promise<Answer | AttemptError> {
   const send = server.https ? httpsRequest : httpRequest;
   const req = send({
     hostname: server.hostname,

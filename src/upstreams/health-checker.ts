@@ -12,11 +12,14 @@ import type { UpstreamServer } from './server';
 function check(server: UpstreamServer, path: string, timeoutMs: number): Promise<string | undefined> {
   const send = server.https ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
-    const req = send({ hostname: server.hostname, port: server.port, path, method: 'GET', agent: server.agent, timeout: timeoutMs }, (res) => {
-      res.resume();
-      const status = res.statusCode ?? 0;
-      resolve(status >= 200 && status < 300 ? undefined : `health check ${path}: status ${status}`);
-    });
+    const req = send(
+      { hostname: server.hostname, port: server.port, path, method: 'GET', agent: server.agent, timeout: timeoutMs },
+      (res) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        resolve(status >= 200 && status < 300 ? undefined : `health check ${path}: status ${status}`);
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => resolve(`health check ${path}: ${err.code ?? err.message}`));
     req.end();

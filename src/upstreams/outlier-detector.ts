@@ -1,15 +1,12 @@
 /**
  * Passive health: a server that fails N times in a row within a window (connect failures, resets, timeouts, 5xx) is
- * ejected for a while that doubles with each ejection in a row; one error never ejects, a success ends the run, and
- * no more than the pool's max_ejection_percent is ejected at once (Envoy's rule: the rest must serve anyway).
+ * ejected for the base time times the ejections in a row (Envoy's rule), up to a maximum; one error never ejects, a
+ * success ends the run, and no more than the pool's max_ejection_percent is ejected at once (the rest serve anyway).
  */
 import type { OutlierSpec } from '../catalog/pool-spec';
 import type { Logger } from '../observability/logger';
 import type { PoolMetrics } from './pool-metrics';
 import type { UpstreamServer } from './server';
-
-/** Ejections in a row beyond which the back-off stops growing. */
-const MAX_DOUBLINGS = 10;
 
 export class OutlierDetector {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -41,10 +38,13 @@ export class OutlierDetector {
     const all = this.servers();
     const ejected = all.filter((s) => s.ejected(now)).length;
     if (ejected + 1 > Math.floor((all.length * this.spec.maxEjectionPercent) / 100)) {
-      this.logger.warn({ pool: this.pool, server: server.url, failures: server.failures }, 'upstream server failing, not ejected: too much of its pool is out');
+      this.logger.warn(
+        { pool: this.pool, server: server.url, failures: server.failures },
+        'upstream server failing, not ejected: too much of its pool is out',
+      );
       return;
     }
-    const ms = this.spec.baseEjectionMs * 2 ** Math.min(server.ejections, MAX_DOUBLINGS);
+    const ms = Math.min(this.spec.baseEjectionMs * (server.ejections + 1), Math.max(this.spec.baseEjectionMs, this.spec.maxEjectionMs));
     server.ejections++;
     server.failures = 0;
     server.ejectedUntil = now + ms;

@@ -49,7 +49,7 @@ export class PoolMetrics {
     });
     this.latency = new Histogram({
       name: 'tokenmeter_upstream_response_seconds',
-      help: "Time from sending to a server to its response head, per server.",
+      help: 'Time from sending to a server to its response head, per server.',
       labelNames: ['pool', 'server'],
       buckets: LATENCY_BUCKETS,
       registers,

@@ -33,11 +33,15 @@ describe('pools in the models file', () => {
         affinity: undefined,
         healthIntervalMs: 10_000,
         healthPaths: ['/health', '/v1/models'],
-        outlier: { consecutiveFailures: 5, windowMs: 30_000, baseEjectionMs: 30_000, maxEjectionPercent: 50 },
+        outlier: { consecutiveFailures: 5, windowMs: 30_000, baseEjectionMs: 30_000, maxEjectionMs: 300_000, maxEjectionPercent: 50 },
       },
     });
     // A pool of one has nowhere else to send its requests: no health checks.
-    expect(c.get('a/hosted')?.pool).toMatchObject({ name: 'hosted', servers: [{ url: 'https://api.example.com/v1' }], healthIntervalMs: 0 });
+    expect(c.get('a/hosted')?.pool).toMatchObject({
+      name: 'hosted',
+      servers: [{ url: 'https://api.example.com/v1' }],
+      healthIntervalMs: 0,
+    });
   });
 
   it.each([
@@ -49,6 +53,8 @@ describe('pools in the models file', () => {
     [{ name: 'u', url: 'http://a/v1' }, ['a/none'], 'model a/m: fallback a/none is not a served model'],
     [{ name: 'u', url: 'http://a/v1' }, ['a/m'], 'model a/m: names itself as a fallback'],
   ])('refuses %j with fallbacks %j', (upstream, fallbacks, message) => {
-    expect(() => buildCatalog({ upstreams: [upstream], models: [{ id: 'a/m', upstream: 'u', fallbacks, ...model }] }, defaults)).toThrow(message);
+    expect(() => buildCatalog({ upstreams: [upstream], models: [{ id: 'a/m', upstream: 'u', fallbacks, ...model }] }, defaults)).toThrow(
+      message,
+    );
   });
 });

@@ -1,4 +1,4 @@
-/** Passive ejection: a run of failures ejects, a success ends the run, each ejection in a row lasts twice the last. */
+/** Passive ejection: a run of failures ejects, a success ends the run, the n-th ejection in a row lasts n times the first. */
 import { OutlierDetector } from '../../src/upstreams/outlier-detector';
 import { PoolMetrics } from '../../src/upstreams/pool-metrics';
 import { UpstreamServer } from '../../src/upstreams/server';
@@ -6,7 +6,7 @@ import { createLogger } from '../../src/observability/logger';
 import { Registry } from 'prom-client';
 import { Writable } from 'node:stream';
 
-const spec = { consecutiveFailures: 3, windowMs: 10_000, baseEjectionMs: 1_000, maxEjectionPercent: 50 };
+const spec = { consecutiveFailures: 3, windowMs: 10_000, baseEjectionMs: 1_000, maxEjectionMs: 2_500, maxEjectionPercent: 50 };
 const quiet = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
 
 describe('the outlier detector', () => {
@@ -36,10 +36,13 @@ describe('the outlier detector', () => {
     expect(a.ejectedUntil).toBe(T + 20_002 + 1_000);
   });
 
-  it('doubles the ejection for each one in a row, and never ejects more than half the pool', () => {
-    const back = a.ejectedUntil;
+  it('lengthens each ejection in a row by the base, up to the maximum, and never ejects more than half the pool', () => {
+    let back = a.ejectedUntil;
     for (let i = 0; i < 3; i++) detector.failed(a, back + i);
     expect(a.ejectedUntil).toBe(back + 2 + 2_000);
+    back = a.ejectedUntil;
+    for (let i = 0; i < 3; i++) detector.failed(a, back + i);
+    expect(a.ejectedUntil).toBe(back + 2 + 2_500);
     for (let i = 0; i < 3; i++) detector.failed(b, back + i);
     expect(b.ejected(back + 3)).toBe(true);
     // a and b are out at back + 3 (two of four): c may not be ejected too.

@@ -37,7 +37,10 @@ describe('pool health (memory store)', () => {
   });
 
   const post = (body: Record<string, unknown> = chatBody()) =>
-    request((proxy as ProxyUnderTest).url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(body);
+    request((proxy as ProxyUnderTest).url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key.secret}`)
+      .send(body);
   const posts = (calls: UpstreamCall[]) => calls.filter((c) => c.path === '/v1/chat/completions').length;
   const healthGauge = async (url: string) => {
     const text = await (proxy as ProxyUnderTest).metrics.registry.getSingleMetricAsString('tokenmeter_upstream_healthy');

@@ -45,7 +45,10 @@ describe('an upstream pool (redis store)', () => {
     return proxy;
   }
   const post = (body: Record<string, unknown> = chatBody()) =>
-    request((proxy as ProxyUnderTest).url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(body);
+    request((proxy as ProxyUnderTest).url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key.secret}`)
+      .send(body);
 
   it('sends fewer requests to a slow server: it keeps more outstanding', async () => {
     servers = await startServers(2, reported);
@@ -107,7 +110,13 @@ describe('an upstream pool (redis store)', () => {
     const [breaking, other] = servers;
     breaking.behave((call, _req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: call.body.model, choices: [{ index: 0, delta: { content: 'Hi' } }] };
+      const chunk = {
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: call.body.model,
+        choices: [{ index: 0, delta: { content: 'Hi' } }],
+      };
       res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => setTimeout(() => res.destroy(), 20));
     });
     await poolProxy([breaking.url, other.url]);
