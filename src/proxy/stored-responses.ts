@@ -103,14 +103,20 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
     const forget = req.method === 'DELETE' ? () => void owners.forget(id).catch(() => undefined) : () => undefined;
     const relayed = new StoredRelay(res, model, options, forget);
-    const headers = options.upstreamHeaders(req, { bodyLength: undefined, apiKey: model.upstreamApiKey, requestId: requestFacts(res).requestId });
+    const headers = options.upstreamHeaders(req, {
+      bodyLength: undefined,
+      apiKey: model.upstreamApiKey,
+      requestId: requestFacts(res).requestId,
+    });
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     const pools = options.pools;
-    const outcome = await pools.of(model).send(
-      { method: req.method, path, headers, body: undefined },
-      { signal: gone.signal, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
-    );
+    const outcome = await pools
+      .of(model)
+      .send(
+        { method: req.method, path, headers, body: undefined },
+        { signal: gone.signal, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
+      );
     if (outcome.kind === 'answer') {
       outcome.req.on('error', (err: NodeJS.ErrnoException) => relayed.fail(err));
       return relayed.respond(outcome.res);

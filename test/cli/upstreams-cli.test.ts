@@ -21,7 +21,9 @@ describe('tokenmeter CLI: upstreams', () => {
         retries: 0,
         affinity: null,
         models: [MODEL],
-        servers: [{ url: f.upstream.url, weight: 1, max_concurrent: null, in_flight: 0, healthy: true, ejected_until: null, last_error: null }],
+        servers: [
+          { url: f.upstream.url, weight: 1, max_concurrent: null, in_flight: 0, healthy: true, ejected_until: null, last_error: null },
+        ],
       },
     ]);
   });

@@ -10,7 +10,13 @@ const delay = Number(process.env.REPLICA_DELAY_MS || '50');
 const tokens = ['w0 ', 'w1 ', 'w2 ', 'w3 ', 'w4 '];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const chunk = (model, delta, finish) =>
-  JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1700000000, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  JSON.stringify({
+    id: 'chatcmpl-r',
+    object: 'chat.completion.chunk',
+    created: 1700000000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
 
 const server = createServer((req, res) => {
   if (req.method === 'GET') {
@@ -44,7 +50,9 @@ const server = createServer((req, res) => {
     }
     write(chunk(body.model, {}, 'stop'));
     if (body.stream_options && body.stream_options.include_usage) {
-      write(JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1700000000, model: body.model, choices: [], usage }));
+      write(
+        JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1700000000, model: body.model, choices: [], usage }),
+      );
     }
     write('[DONE]');
     res.end();

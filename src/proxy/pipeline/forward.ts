@@ -89,7 +89,11 @@ function outgoing<R>(route: Route<R>, req: Request, request: R, at: Reserving): 
   } catch (err) {
     return unserializable(err);
   }
-  const headers = route.upstreamHeaders(req, { bodyLength: Buffer.byteLength(body), apiKey: at.model.upstreamApiKey, requestId: at.requestId });
+  const headers = route.upstreamHeaders(req, {
+    bodyLength: Buffer.byteLength(body),
+    apiKey: at.model.upstreamApiKey,
+    requestId: at.requestId,
+  });
   return { out: { method: 'POST', path: route.path, headers, body }, hideUsage };
 }
 
