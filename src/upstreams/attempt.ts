@@ -48,15 +48,21 @@ export function attempt(
   signal: AbortSignal,
 ): Promise<Answer | AttemptError> {
   const send = server.https ? httpsRequest : httpRequest;
-  const req = send({
-    hostname: server.hostname,
-    port: server.port,
-    path: server.basePath + out.path,
-    method: out.method,
-    headers: out.headers,
-    agent: server.agent,
-    signal,
-  });
+  let req: ClientRequest;
+  try {
+    req = send({
+      hostname: server.hostname,
+      port: server.port,
+      path: server.basePath + out.path,
+      method: out.method,
+      headers: out.headers,
+      agent: server.agent,
+      signal,
+    });
+  } catch (err) {
+    // Node refuses a request it cannot write (a header it will not send): a failed try like any other.
+    return Promise.resolve({ kind: 'error', err: err as NodeJS.ErrnoException, timedOut: false, reusedSocket: false });
+  }
   let timedOut = false;
   const timeout = () => {
     timedOut = true;

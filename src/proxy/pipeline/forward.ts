@@ -112,12 +112,17 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
       return sendError(res, prepared);
     }
     const exchange = exchangeFor(route, res, at, prepared.hideUsage);
-    const outcome = await route.pools.of(at.model).send(prepared.out, {
+    const options = {
       signal: exchange.signal,
       affinityKey: affinityKey(at.model, req.body, at),
       deadline,
       canFallBack: f < fallbacks.length,
-    });
+    };
+    // A request Node refuses to send (it throws) is a failed try, not a reservation left held until its lease ends.
+    const outcome: PoolOutcome = await route.pools
+      .of(at.model)
+      .send(prepared.out, options)
+      .catch((err: NodeJS.ErrnoException) => ({ kind: 'failed', err, timedOut: false, status: undefined }));
     if (outcome.kind === 'answer') return exchange.answered(outcome);
     if (outcome.kind === 'aborted' || exchange.gone) return;
     let next: Awaited<ReturnType<typeof reserveFallback>>;
