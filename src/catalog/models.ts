@@ -90,7 +90,7 @@ function upstreamsOf(file: ParsedFile, env: NodeJS.ProcessEnv, fail: (msg: strin
     if (upstreams.has(u.name)) throw fail(`upstream ${u.name} is listed twice`);
     const apiKey = u.api_key_env === undefined ? undefined : env[u.api_key_env];
     if (u.api_key_env !== undefined && !apiKey) throw fail(`upstream ${u.name}: environment variable ${u.api_key_env} is not set`);
-    upstreams.set(u.name, { ...u, apiKey, pool: poolOf(u, fail) });
+    upstreams.set(u.name, { ...u, apiKey, pool: poolOf(u, apiKey, fail) });
   }
   return upstreams;
 }

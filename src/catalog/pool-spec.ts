@@ -29,6 +29,8 @@ export interface PoolSpec {
   /** 0: no active checks (always so for a one-server pool: there is nowhere else to send its requests). */
   healthIntervalMs: number;
   healthPaths: readonly string[];
+  /** Sent with health checks (`/v1/models` wants it on most servers); the upstream's `api_key_env`. */
+  apiKey: string | undefined;
   outlier: OutlierSpec;
 }
 
@@ -44,7 +46,7 @@ const DEFAULT_OUTLIER: OutlierSpec = {
 };
 
 /** A named upstream: its `servers`, or its one `url`. */
-export function poolOf(u: UpstreamEntry, fail: (msg: string) => Error): PoolSpec {
+export function poolOf(u: UpstreamEntry, apiKey: string | undefined, fail: (msg: string) => Error): PoolSpec {
   if ((u.url === undefined) === (u.servers === undefined)) throw fail(`upstream ${u.name}: give url or servers, not both or neither`);
   const servers = u.servers
     ? u.servers.map((s) => ({ url: trimmed(s.url), weight: s.weight, maxConcurrent: s.max_concurrent }))
@@ -60,6 +62,7 @@ export function poolOf(u: UpstreamEntry, fail: (msg: string) => Error): PoolSpec
     affinity: u.affinity,
     healthIntervalMs: servers.length > 1 ? Math.round(u.health_interval * 1000) : 0,
     healthPaths: u.health_paths,
+    apiKey,
     outlier: {
       consecutiveFailures: o.consecutive_failures,
       windowMs: o.window_ms,
@@ -81,6 +84,7 @@ export function singleServerPool(url: string): PoolSpec {
     affinity: undefined,
     healthIntervalMs: 0,
     healthPaths: ['/health', '/v1/models'],
+    apiKey: undefined,
     outlier: DEFAULT_OUTLIER,
   };
 }

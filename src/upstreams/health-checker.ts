@@ -4,22 +4,22 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { PoolSpec } from '../catalog/pool-spec';
 import type { Logger } from '../observability/logger';
 import type { PoolMetrics } from './pool-metrics';
 import type { UpstreamServer } from './server';
 
 /** What one path's check found: healthy, or why not. */
-function check(server: UpstreamServer, path: string, timeoutMs: number): Promise<string | undefined> {
+function check(server: UpstreamServer, path: string, timeoutMs: number, apiKey: string | undefined): Promise<string | undefined> {
   const send = server.https ? httpsRequest : httpRequest;
+  const headers = apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` };
+  const options = { hostname: server.hostname, port: server.port, path, method: 'GET', headers, agent: server.agent, timeout: timeoutMs };
   return new Promise((resolve) => {
-    const req = send(
-      { hostname: server.hostname, port: server.port, path, method: 'GET', agent: server.agent, timeout: timeoutMs },
-      (res) => {
-        res.resume();
-        const status = res.statusCode ?? 0;
-        resolve(status >= 200 && status < 300 ? undefined : `health check ${path}: status ${status}`);
-      },
-    );
+    const req = send(options, (res) => {
+      res.resume();
+      const status = res.statusCode ?? 0;
+      resolve(status >= 200 && status < 300 ? undefined : `health check ${path}: status ${status}`);
+    });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => resolve(`health check ${path}: ${err.code ?? err.message}`));
     req.end();
@@ -33,7 +33,8 @@ export class HealthChecker {
   constructor(
     private readonly pool: string,
     private readonly servers: () => readonly UpstreamServer[],
-    private readonly paths: readonly string[],
+    /** Its paths and the upstream's key, read at each round (a reload may change them). */
+    private readonly settings: () => Pick<PoolSpec, 'healthPaths' | 'apiKey'>,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
     private readonly metrics: PoolMetrics,
@@ -65,9 +66,10 @@ export class HealthChecker {
 
   private async checkServer(server: UpstreamServer): Promise<void> {
     let failure: string | undefined;
-    for (const path of this.paths) {
+    const { healthPaths, apiKey } = this.settings();
+    for (const path of healthPaths) {
       // Health paths are under the server's origin: `/health` is vLLM's, beside its `/v1`.
-      failure = await check(server, path, this.timeoutMs);
+      failure = await check(server, path, this.timeoutMs, apiKey);
       if (failure === undefined) break;
     }
     const labels = { pool: this.pool, server: server.url };

@@ -59,7 +59,7 @@ export class Pool {
   ) {
     const list = () => this.servers;
     this.outliers = new OutlierDetector(spec.name, spec.outlier, list, deps.logger, deps.metrics);
-    this.health = new HealthChecker(spec.name, list, spec.healthPaths, deps.timeouts.connectMs, deps.logger, deps.metrics);
+    this.health = new HealthChecker(spec.name, list, () => this.spec, deps.timeouts.connectMs, deps.logger, deps.metrics);
     this.update(spec);
   }
 
@@ -73,10 +73,11 @@ export class Pool {
       return kept ?? new UpstreamServer(s.url, s, this.deps.maxFreeSockets);
     });
     for (const gone of before.values()) gone.retire();
-    const healthChanged = spec.healthIntervalMs !== this.spec.healthIntervalMs || spec.healthPaths.join() !== this.spec.healthPaths.join();
+    // The checker reads its paths and key from the spec at each round: only a new interval restarts it.
+    const intervalChanged = spec.healthIntervalMs !== this.spec.healthIntervalMs;
     this.spec = spec;
     this.outliers.update(spec.outlier);
-    if (healthChanged || before.size > 0 || !this.started) this.health.start(spec.healthIntervalMs);
+    if (intervalChanged || !this.started) this.health.start(spec.healthIntervalMs);
     this.started = true;
   }
 

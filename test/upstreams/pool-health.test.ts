@@ -62,13 +62,15 @@ describe('pool health (memory store)', () => {
     proxy = await startProxy({
       store: s.store,
       upstreamUrl: sick.url,
-      upstreams: [{ name: 'replicas', servers: servers.map((u) => ({ url: u.url })), health_interval: 0.05 }],
+      upstreams: [{ name: 'replicas', servers: servers.map((u) => ({ url: u.url })), health_interval: 0.05, api_key_env: 'POOL_KEY' }],
       models: [{ upstream: 'replicas' }],
+      env: { POOL_KEY: 'sk-upstream-key' },
     });
     await eventually(async () => expect(await healthGauge(sick.url)).toBe('0'));
-    // Both paths were tried before the server was called unhealthy.
-    expect(sick.calls.some((c) => c.path === '/health')).toBe(true);
-    expect(sick.calls.some((c) => c.path === '/v1/models')).toBe(true);
+    // Both paths were tried before the server was called unhealthy, with the upstream's key (/v1/models wants it).
+    const checks = sick.calls.filter((c) => c.path === '/health' || c.path === '/v1/models');
+    expect(new Set(checks.map((c) => c.path))).toEqual(new Set(['/health', '/v1/models']));
+    expect(checks.every((c) => c.headers.authorization === 'Bearer sk-upstream-key')).toBe(true);
     for (let i = 0; i < 6; i++) expect((await post()).status).toBe(200);
     expect([posts(sick.calls), posts(well.calls)]).toEqual([0, 6]);
     expect(proxy.logs.some((l) => l.includes('upstream server failed its health check'))).toBe(true);
