@@ -11,7 +11,7 @@ import { PoolMetrics } from './pool-metrics';
 export interface PoolsOptions {
   maxFreeSockets: number;
   connectTimeoutMs: number;
-  /** The longest silence from a server (UPSTREAM_TIMEOUT_SECONDS), and a request's time budget for its tries. */
+  /** The longest silence from a server (UPSTREAM_TIMEOUT_MS), and a request's time budget for its tries. */
   timeoutMs: number;
   logger: Logger;
   registry: Registry;
