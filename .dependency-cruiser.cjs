@@ -10,7 +10,7 @@
 
 const ROUTES = 'admin|console-api|console|proxy|webhooks|cli';
 const FEATURES = 'accounts|products';
-const FOUNDATION = 'store|http|catalog|limits|metering|config|observability|cluster';
+const FOUNDATION = 'store|http|catalog|limits|metering|config|observability|cluster|upstreams';
 /** The one server module the browser bundles (its values, not only types): the navigation both render. */
 const BROWSER_SHARED = '^src/console/console-nav\\.ts$';
 
@@ -25,7 +25,7 @@ module.exports = {
     },
     {
       name: 'foundation-imports-nothing-above',
-      comment: 'store, http, catalog, limits, metering, config, observability and cluster import no feature, shape or route.',
+      comment: 'store, http, catalog, limits, metering, config, observability, cluster and upstreams import no feature, shape or route.',
       severity: 'error',
       from: { path: `^src/(${FOUNDATION})/` },
       to: { path: [`^src/(${FEATURES}|api|${ROUTES})/`, '^src/[^/]+\\.ts$'] },

@@ -131,6 +131,12 @@ async function main(): Promise<void> {
   // Shared by every proxy target; they inherit this process's core.
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const upstreamPort = Number(upstream.ready.port);
+  // Two more, only for the three-server pool target (idle otherwise).
+  const replicas = [
+    await startProcess(serverProcess('mock upstream 2', 'mock-upstream', {})),
+    await startProcess(serverProcess('mock upstream 3', 'mock-upstream', {})),
+  ];
+  const replicaUrls = replicas.map((r) => `http://127.0.0.1:${Number(r.ready.port)}/v1`);
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
@@ -199,6 +205,25 @@ async function main(): Promise<void> {
         BENCH_WEBHOOK_URL: `${upstreamUrl}/webhook`,
       }),
     },
+    {
+      // The same models served by an upstream pool of one server: what the pool costs where there is nothing to choose.
+      name: 'tokenmeter-redis-pool1',
+      label: 'tokenmeter (Redis, pool of 1)',
+      node: true,
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis, pool of 1)', { REDIS_URL: redisUrl, BENCH_POOL: `${upstreamUrl}/v1` }),
+    },
+    {
+      // A pool of three servers (three mock upstreams): what choosing among them costs per request.
+      name: 'tokenmeter-redis-pool3',
+      label: 'tokenmeter (Redis, pool of 3)',
+      node: true,
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis, pool of 3)', {
+        REDIS_URL: redisUrl,
+        BENCH_POOL: [`${upstreamUrl}/v1`, ...replicaUrls].join(','),
+      }),
+    },
     ...(earlier ? [earlierTarget(earlier, upstreamUrl, redisUrl)] : []),
     {
       name: 'nginx',
@@ -250,6 +275,7 @@ async function main(): Promise<void> {
     }
   }
   await upstream.stop();
+  for (const r of replicas) await r.stop();
   await redis.stop();
   earlier?.cleanup();
 

@@ -6,7 +6,8 @@
  * A single process also serves its event-loop delay and GC pauses on a side port (`statsPort`, see loop-stats.ts).
  * BENCH_KEY_LIMITS (JSON, the admin API's `limits`) gives the key rate and concurrency limits, set too high to refuse
  * anything: what checking them costs. BENCH_WEBHOOK_URL adds a webhook endpoint there that wants `usage.settled` (an
- * event per request, the costliest type): what the outbox write and the delivery cost.
+ * event per request, the costliest type): what the outbox write and the delivery cost. BENCH_POOL serves the models
+ * from an upstream pool of the URLs it lists (docs/upstream-pools.md): what balancing over a pool costs.
  */
 import cluster from 'node:cluster';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -33,10 +34,14 @@ function benchEnv(): NodeJS.ProcessEnv {
   if (cluster.isWorker) return process.env;
   const dir = mkdtempSync(join(tmpdir(), 'tm-bench-'));
   const modelsFile = join(dir, 'models.yaml');
+  // BENCH_POOL (base URLs, comma-separated): both models served by one upstream pool of those servers.
+  const pool = process.env.BENCH_POOL?.split(',');
+  const upstreams = pool ? `upstreams:\n  - name: bench-pool\n    servers:\n${pool.map((url) => `      - url: ${url}\n`).join('')}` : '';
+  const upstream = pool ? '    upstream: bench-pool\n' : '';
   writeFileSync(
     modelsFile,
-    `models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n    context_length: 32768\n    max_output_tokens: 4096\n` +
-      `  - id: ${BENCH_EMBED_MODEL}\n    upstream_model: ${BENCH_EMBED_UPSTREAM_MODEL}\n    endpoints: [embeddings]\n    context_length: 8192\n    max_output_tokens: 1\n`,
+    `${upstreams}models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n${upstream}    context_length: 32768\n    max_output_tokens: 4096\n` +
+      `  - id: ${BENCH_EMBED_MODEL}\n    upstream_model: ${BENCH_EMBED_UPSTREAM_MODEL}\n${upstream}    endpoints: [embeddings]\n    context_length: 8192\n    max_output_tokens: 1\n`,
   );
   return { ...process.env, HOST: '127.0.0.1', MODELS_FILE: modelsFile, JOURNAL_FILE: join(dir, 'journal'), SHUTDOWN_GRACE_SECONDS: '2' };
 }

@@ -43,7 +43,7 @@ import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
 import { modelsApi } from './proxy/models-api';
-import type { Upstreams } from './proxy/upstream-proxy';
+import type { Pools } from './upstreams/pools';
 import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { stripeWebhook } from './webhooks/stripe-webhook';
@@ -69,7 +69,8 @@ export interface MeterDeps {
   meter: Meter;
   /** Counts long prompts off the event loop (closed with the app). */
   counter: TokenCounter;
-  upstreams: Upstreams;
+  /** The upstream pools: balanced, health-checked, retried and failed over (src/upstreams/). */
+  pools: Pools;
   logger: Logger;
   metrics: Metrics;
   /** Reloads the models file (the admin reload route); resolves to the number of models. */
@@ -144,13 +145,11 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     catalog: deps.catalog,
     meter: deps.meter,
     counter: deps.counter,
-    upstreams: deps.upstreams,
+    pools: deps.pools,
     upstreamHeaders: headersUpstream,
     logger,
     metrics: deps.metrics,
     upstreamResponseLimit: config.upstreamResponseLimit,
-    upstreamConnectTimeoutMs: config.upstreamConnectTimeoutMs,
-    upstreamTimeoutMs: config.upstreamTimeoutMs,
     shuttingDown: () => lifecycle.draining,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
@@ -174,11 +173,10 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   const stored = storedResponses({
     catalog: deps.catalog,
     owners: deps.responses,
-    upstreams: deps.upstreams,
+    pools: deps.pools,
     upstreamHeaders: headersUpstream,
     logger,
     responseLimit: config.upstreamResponseLimit,
-    timeoutMs: config.upstreamTimeoutMs,
   });
   // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
   const live = liveCredential({ keys: store, accounts: whole, guard });
@@ -196,7 +194,8 @@ function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Route
   const { commerce, webhookStore, catalog, logger, reloadModels } = deps;
   const maxKeysPerAccount = deps.config.maxKeysPerAccount;
   const webhooks = { store: webhookStore, outbox: store };
-  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount });
+  const upstreams = () => deps.pools.states(catalog());
+  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount, upstreams });
 }
 
 /** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */

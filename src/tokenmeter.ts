@@ -12,7 +12,7 @@ import { loadTokenizer } from './metering/estimate';
 import { TokenCounter } from './metering/prompt-counter';
 import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
-import { Upstreams } from './proxy/upstream-proxy';
+import { Pools } from './upstreams/pools';
 import { stripeSettings } from './products/stripe-checkout';
 import { createRouters, type MeterDeps, type Routers } from './routers';
 import { createStores, type Stores } from './store/create-store';
@@ -77,9 +77,15 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.rateLimitWindowSeconds * 1000 }), storeTimer(metrics));
   const leaseMs = config.reservationLeaseSeconds * 1000;
   const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
-  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
   // The tokenizer's tables load now, here and in the count worker, not on the first request that needs a count.
   loadTokenizer();
+  const pools = new Pools({
+    maxFreeSockets: config.upstreamMaxFreeSockets,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    logger,
+    registry: metrics.registry,
+  });
   const counter = new TokenCounter();
   counter.warm();
   const deps: MeterDeps = {
@@ -92,7 +98,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     catalog: catalogs.current,
     meter,
     counter,
-    upstreams,
+    pools,
     logger,
     metrics,
     reloadModels: catalogs.reload,
@@ -177,6 +183,8 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
   const stopAccepting = () => {
     lifecycle.draining = true;
   };
+  // Health checks start now, not at a pool's first request.
+  deps.pools.sync(deps.catalog());
   return {
     ...createRouters(deps),
     store: deps.store,
@@ -192,7 +200,7 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
           logger.error({ backlog: meter.backlog() }, 'settlements still pending at close; the journal keeps them');
         }
         meter.stop();
-        deps.upstreams.close();
+        deps.pools.close();
         await deps.counter.close();
         await release();
       })()),

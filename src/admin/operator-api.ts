@@ -5,6 +5,8 @@
  */
 import express, { Router } from 'express';
 import type { ModelsReloadedObject } from '../api/model';
+import { upstreamPoolObject, type UpstreamPoolList } from '../api/upstream';
+import type { PoolState } from '../upstreams/pools';
 import { apiError, sendError } from '../http/errors';
 import { accountsRoutes } from './accounts-routes';
 import type { AdminContext } from './admin-routes';
@@ -20,10 +22,12 @@ export interface OperatorApiOptions extends AdminContext {
   reloadModels?: () => Promise<number>;
   /** Webhook endpoints and their deliveries, and the outbox's thresholds; unset: no webhook routes. */
   webhooks?: { store: WebhookStore; outbox: Pick<EventOutbox, 'setLowBalance'> };
+  /** The upstream pools' state now (docs/upstream-pools.md); unset: no /upstreams route. */
+  upstreams?: () => PoolState[];
 }
 
 export function operatorApi(options: OperatorApiOptions): Router {
-  const { reloadModels, webhooks, ...ctx } = options;
+  const { reloadModels, webhooks, upstreams, ...ctx } = options;
   const router = Router();
   router.use(express.json({ limit: '64kb', type: () => true }));
 
@@ -38,6 +42,13 @@ export function operatorApi(options: OperatorApiOptions): Router {
       } catch (err) {
         sendError(res, apiError('invalid_request_error', `The models file was refused; the old catalog stays: ${(err as Error).message}`));
       }
+    });
+  }
+
+  if (upstreams) {
+    router.get('/upstreams', (_req, res) => {
+      const list: UpstreamPoolList = { object: 'list', data: upstreams().map(upstreamPoolObject) };
+      res.json(list);
     });
   }
 

@@ -18,3 +18,4 @@ export * from './product';
 export * from './session';
 export * from './usage';
 export * from './webhook';
+export * from './upstream';

@@ -8,30 +8,9 @@ import { ENDPOINTS } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
 import { hostedToolsSchema } from './hosted-tools';
 import { outputCapFieldsSchema } from './output-caps';
+import { drainSeconds, httpUrl, upstreamSchema } from './upstream-schema';
 
-const httpUrl = z
-  .string()
-  .url('must be a URL')
-  .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
-
-/** Seconds a stream whose client left is still read for its usage (0: aborted at once). */
-const drainSeconds = z.number().int('must be a whole number of seconds').nonnegative('must be 0 or more');
-
-export const upstreamSchema = z.strictObject({
-  name: z.string().min(1),
-  url: httpUrl,
-  /** The environment variable holding this upstream's API key (never the key itself in the file). */
-  api_key_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
-    .optional(),
-  /** Default for its models' `stream_include_usage`. */
-  stream_include_usage: z.boolean().optional(),
-  /** Default for its models' `output_cap_fields`. */
-  output_cap_fields: outputCapFieldsSchema.optional(),
-  /** Default for its models' `drain_seconds`. */
-  drain_seconds: drainSeconds.optional(),
-});
+export { upstreamSchema };
 
 const modelSchema = z.strictObject({
   /** What clients send as `model`: `<vendor>/<model_name>`. */
@@ -84,6 +63,8 @@ const modelSchema = z.strictObject({
     .optional(),
   /** Rate and concurrency limits shared by every account: `{rpm, tpm, max_concurrent}`, each optional. Default none. */
   limits: limitsSchema.optional(),
+  /** Models tried in order when this model's pool has no healthy server or every try failed (docs/upstream-pools.md). */
+  fallbacks: z.array(z.string().min(1)).default([]),
   /** Unix time shown as `created` on /v1/models. Default: when the file was loaded. */
   created: z.number().int().nonnegative().optional(),
   /** Shown as `owned_by`. Default: the vendor part of the id. */

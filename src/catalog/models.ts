@@ -4,12 +4,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { hasLimits, type Limits } from '../limits/limits';
 import { DEFAULT_ENDPOINTS, type EndpointName } from './endpoints';
 import { hostedToolsOf, type HostedTools } from './hosted-tools';
 import { outputCapFields, type OutputEndpoint } from './output-caps';
-import { ModelsFileError, parseModelsFile, type ParsedFile, type ParsedModel, type upstreamSchema } from './models-file-schema';
+import { ModelsFileError, parseModelsFile, type ParsedFile, type ParsedModel } from './models-file-schema';
+import { poolOf, singleServerPool, type PoolSpec } from './pool-spec';
+import type { UpstreamEntry } from './upstream-schema';
 
 export { ModelsFileError, type ModelEntry } from './models-file-schema';
 
@@ -39,7 +40,12 @@ export interface Model {
    * upstream calls the model (a snapshot, a tag): clients asking by alias see this canonical id. Built once, here.
    */
   idJson: Buffer;
+  /** The first server's base URL (the routes that are not metered, stored responses among them, go there). */
   upstreamUrl: string;
+  /** The servers that serve it, and how they are balanced, retried and checked (docs/upstream-pools.md). */
+  pool: PoolSpec;
+  /** Model ids tried in order when its pool cannot answer; checked to exist when the file loads. */
+  fallbacks: readonly string[];
   upstreamApiKey: string | undefined;
   contextLength: number;
   maxOutputTokens: number;
@@ -85,7 +91,7 @@ export interface CatalogDefaults {
   env: NodeJS.ProcessEnv;
 }
 
-type Upstream = z.output<typeof upstreamSchema> & { apiKey: string | undefined };
+type Upstream = UpstreamEntry & { apiKey: string | undefined; pool: PoolSpec };
 
 /** The named upstreams, each with its API key read from the environment. */
 function upstreamsOf(file: ParsedFile, env: NodeJS.ProcessEnv, fail: (msg: string) => Error): Map<string, Upstream> {
@@ -94,7 +100,7 @@ function upstreamsOf(file: ParsedFile, env: NodeJS.ProcessEnv, fail: (msg: strin
     if (upstreams.has(u.name)) throw fail(`upstream ${u.name} is listed twice`);
     const apiKey = u.api_key_env === undefined ? undefined : env[u.api_key_env];
     if (u.api_key_env !== undefined && !apiKey) throw fail(`upstream ${u.name}: environment variable ${u.api_key_env} is not set`);
-    upstreams.set(u.name, { ...u, url: u.url.replace(/\/+$/, ''), apiKey });
+    upstreams.set(u.name, { ...u, apiKey, pool: poolOf(u, apiKey, fail) });
   }
   return upstreams;
 }
@@ -106,6 +112,7 @@ function modelOf(
   defaults: CatalogDefaults,
   loadedAt: number,
   fail: (msg: string) => Error,
+  ownPools: Map<string, PoolSpec>,
 ): Model {
   if (m.max_output_tokens > m.context_length) throw fail(`model ${m.id}: max_output_tokens exceeds context_length`);
   if (m.upstream !== undefined && m.upstream_url !== undefined) throw fail(`model ${m.id}: give upstream or upstream_url, not both`);
@@ -120,11 +127,14 @@ function modelOf(
   const endpoints = new Set(m.endpoints ?? DEFAULT_ENDPOINTS);
   const embeddingsOnly = servesEmbeddingsOnly(endpoints);
   if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
+  const pool = up?.pool ?? ownPool(m.upstream_url ?? defaults.upstreamUrl, ownPools);
   return {
     id: m.id,
     upstreamModel: m.upstream_model ?? m.id,
     idJson: modelValue(m.id),
-    upstreamUrl: up?.url ?? (m.upstream_url ?? defaults.upstreamUrl).replace(/\/+$/, ''),
+    upstreamUrl: pool.servers[0].url,
+    pool,
+    fallbacks: m.fallbacks,
     upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
     contextLength: m.context_length,
     maxOutputTokens: m.max_output_tokens,
@@ -155,6 +165,26 @@ function modelOf(
   };
 }
 
+/** Models naming the same URL share its pool of one (and so its in-flight count). */
+function ownPool(url: string, ownPools: Map<string, PoolSpec>): PoolSpec {
+  const spec = singleServerPool(url);
+  const known = ownPools.get(spec.name);
+  if (known) return known;
+  ownPools.set(spec.name, spec);
+  return spec;
+}
+
+/** Each fallback names another served model; fallbacks are followed one level (a fallback's own are not tried). */
+function checkFallbacks(models: readonly Model[], byName: Map<string, Model>, fail: (msg: string) => Error): void {
+  for (const model of models) {
+    for (const name of model.fallbacks) {
+      const other = byName.get(name);
+      if (!other) throw fail(`model ${model.id}: fallback ${name} is not a served model`);
+      if (other === model) throw fail(`model ${model.id}: names itself as a fallback`);
+    }
+  }
+}
+
 /** Builds a catalog from already-parsed YAML/JSON content. */
 export function buildCatalog(content: unknown, defaults: CatalogDefaults, source = 'models file'): Catalog {
   const file = parseModelsFile(content, source);
@@ -163,14 +193,16 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
   const loadedAt = Math.floor(Date.now() / 1000);
   const byName = new Map<string, Model>();
   const models: Model[] = [];
+  const ownPools = new Map<string, PoolSpec>();
   for (const m of file.models) {
-    const model = modelOf(m, upstreams, defaults, loadedAt, fail);
+    const model = modelOf(m, upstreams, defaults, loadedAt, fail, ownPools);
     for (const name of [m.id, ...m.aliases]) {
       if (byName.has(name)) throw fail(`model name ${name} is listed twice`);
       byName.set(name, model);
     }
     models.push(model);
   }
+  checkFallbacks(models, byName, fail);
   return { get: (name) => byName.get(name), list: () => models };
 }
 

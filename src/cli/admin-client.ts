@@ -16,6 +16,7 @@ import type {
   KeyObject,
   ListObject,
   ModelsReloadedObject,
+  UpstreamPoolList,
   PackageObject,
   PatchKeyRequest,
   PatchProductRequest,
@@ -118,6 +119,9 @@ export class AdminClient {
   }
   reloadModels(): Promise<ModelsReloadedObject> {
     return this.call('POST', '/admin/models/reload');
+  }
+  upstreams(): Promise<UpstreamPoolList> {
+    return this.call('GET', '/admin/upstreams');
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -7,13 +7,14 @@ import { clientFor, common, print, type Common } from './cli-options';
 import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
 import { productsCommand } from './products-command';
+import { upstreamsCommand } from './upstreams-command';
 import { usageCommand } from './usage-command';
 import { webhooksCommand } from './webhooks-command';
 
 export function buildCli(): Command {
   const program = new Command('tokenmeter')
     .description(
-      'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
+      'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks, and see the upstream pools, through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
     )
     .showHelpAfterError();
 
@@ -24,6 +25,7 @@ export function buildCli(): Command {
   productsCommand(program);
   codesCommand(program);
   webhooksCommand(program);
+  upstreamsCommand(program);
 
   const models = program.command('models').description('the models file');
   common(models.command('reload'))

@@ -38,6 +38,8 @@ const CATALOG = {
   // Retryable: the tokenizer's budget ran out or its queue was full (the message says which).
   prompt_not_counted: { status: 503, type: 'api_error' },
   shutting_down: { status: 503, type: 'api_error' },
+  // Retryable (Retry-After): every server of the model's pool is at its max_concurrent past the queue wait.
+  server_overloaded: { status: 503, type: 'api_error' },
   upstream_timeout: { status: 504, type: 'api_error' },
 } as const;
 

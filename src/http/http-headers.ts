@@ -46,6 +46,8 @@ export const CHARGED_HEADER = 'x-tokenmeter-charged-tokens';
 export const BALANCE_HEADER = 'x-tokenmeter-balance-tokens';
 /** Of the charged tokens, those for hosted tool calls (src/proxy/hosted-tools.ts); only on a charge that has them. */
 export const TOOL_HEADER = 'x-tokenmeter-tool-tokens';
+/** The model that answered, on an answer a fallback served (docs/upstream-pools.md). */
+export const SERVED_MODEL_HEADER = 'x-tokenmeter-model';
 
 /**
  * Upstream headers the client must not get: lengths and encodings we recompute, the upstream's cookies, and its
@@ -55,6 +57,7 @@ const NOT_DOWNSTREAM = new Set([
   CHARGED_HEADER,
   BALANCE_HEADER,
   TOOL_HEADER,
+  SERVED_MODEL_HEADER,
   'content-length',
   'content-encoding',
   'set-cookie',

@@ -8,7 +8,6 @@ import type { Metrics } from '../observability/metrics';
 import type { RequestFacts } from '../observability/request-log';
 import type { HostedToolPlan } from './hosted-tools';
 import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
-import type { UpstreamHandler } from './upstream-proxy';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -17,8 +16,6 @@ export interface ExchangeDeps {
   metrics: Metrics;
   /** Largest non-streamed upstream body we buffer. */
   upstreamResponseLimit: number;
-  upstreamConnectTimeoutMs: number;
-  upstreamTimeoutMs: number;
   /** Counts texts (long ones off the event loop): answers' output when no usage came. */
   count: CountTexts;
   /** The process is shutting down: a stream whose client left is not read on (upstream-drain.ts). */
@@ -53,8 +50,6 @@ export interface ExchangeContext {
   /** Our tokenizer's prompt count, asked for only when the upstream reports no usage (a promise when it is long). */
   promptTokens: () => number | Promise<number>;
   lease: Lease;
-  /** Sends the request upstream again (on a pooled connection the upstream had closed; see `fail`). */
-  resend: (handler: UpstreamHandler) => void;
   /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
   onAnswer?: (answer: AnswerIds, tokens: number | undefined) => void;
 }

@@ -1,6 +1,7 @@
 /**
- * One metered request after its reservation: answers the client from the upstream's response (JSON, SSE or error),
- * aborts the upstream when the client leaves, and settles or releases the reservation exactly once.
+ * One metered request after its reservation, at one model: answers the client from the one server's answer the pool
+ * handed on (JSON, SSE or error), aborts the upstream when the client leaves, and settles or releases the reservation
+ * exactly once. Which server, and trying another, is the pool's (src/upstreams/pool.ts), before this sees an answer.
  */
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -16,9 +17,11 @@ import type { JsonTap } from './json-tap';
 import type { Usage } from './sse-tap';
 import { StreamRelay, type StreamHost } from './stream-relay';
 import { collect, decoded } from './upstream-body';
-import { closedWhileIdle, upstreamErrorFrom, upstreamFailure } from './upstream-errors';
+import type { Answer } from '../upstreams/attempt';
+import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 import { relayParsed, relayScanned, type RelayHost } from './answer-relay';
 import { drainedEstimate } from './upstream-drain';
+import { settlementOf } from './settlement';
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -28,7 +31,11 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 export class Exchange {
   private finished = false;
   private clientGone = false;
-  private timedOut = false;
+  /** Aborts the pool's tries when the client leaves before an answer. */
+  private readonly abort = new AbortController();
+  readonly signal: AbortSignal = this.abort.signal;
+  /** The server went silent past the idle timeout (its answer's own flag, once there is one). */
+  private silent: () => boolean = () => false;
   private upstreamReq: ClientRequest | undefined;
   private upstreamRes: IncomingMessage | undefined;
   /** The relay of a streamed answer, once it began. */
@@ -43,39 +50,45 @@ export class Exchange {
     private readonly ctx: ExchangeContext,
     private readonly res: ServerResponse,
   ) {
-    res.once('close', () => this.clientClosed());
+    res.once('close', this.onClose);
   }
 
-  /** The upstream path the request goes to. */
-  get path(): string {
-    return this.ctx.path;
+  private readonly onClose = () => this.clientClosed();
+
+  /** Whether the client left (or another exchange took over). */
+  get gone(): boolean {
+    return this.clientGone || this.finished;
   }
 
-  /** The upstream request exists (a socket is assigned): arm the timeouts. */
-  attach(proxyReq: ClientRequest): void {
-    this.upstreamReq = proxyReq;
-    if (this.clientGone) {
-      proxyReq.destroy();
-      return;
-    }
-    proxyReq.setTimeout(this.deps.upstreamTimeoutMs, () => this.timeout(proxyReq));
-    const socket = proxyReq.socket;
-    if (socket?.connecting) {
-      const timer = setTimeout(() => this.timeout(proxyReq), this.deps.upstreamConnectTimeoutMs);
-      // Both listeners go once either fires: the socket outlives this exchange in the keep-alive pool, and a listener
-      // left on it would keep the whole exchange (its request, response and bodies) alive as long as the socket.
-      const connected = () => {
-        clearTimeout(timer);
-        socket.off('connect', connected);
-        socket.off('close', connected);
-      };
-      socket.once('connect', connected);
-      socket.once('close', connected);
-    }
+  /** The pool's one answer: from here everything that goes wrong with it is this exchange's. */
+  answered(answer: Answer): void {
+    this.upstreamReq = answer.req;
+    this.silent = answer.timedOut;
+    answer.req.on('error', (err: NodeJS.ErrnoException) => this.fail(err));
+    this.respond(answer.res);
+  }
+
+  /**
+   * A fallback model takes over: its own reservation replaces this one (same request id), so nothing is released;
+   * this exchange just lets go of the client and its lease.
+   */
+  handOver(): void {
+    this.res.off('close', this.onClose);
+    this.finished = true;
+    this.ctx.lease.stop();
+  }
+
+  /** The pool could not answer: every try failed before an answer (`status`: the last one's, drained). */
+  unanswered(err: NodeJS.ErrnoException | undefined, timedOut: boolean, status: number | undefined): void {
+    if (this.finished) return;
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: status ? 'status' : timedOut ? 'timeout' : 'connect' });
+    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err?.code ?? err?.message, status }, 'upstream request failed');
+    if (status !== undefined || !err) return this.refuse(upstreamErrorFrom(status ?? 502, undefined));
+    this.refuse(upstreamFailure(err, timedOut));
   }
 
   /** The upstream answered: pass it on by kind. */
-  respond(proxyRes: IncomingMessage): void {
+  private respond(proxyRes: IncomingMessage): void {
     this.upstreamRes = proxyRes;
     this.deps.metrics.upstreamDuration.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000);
     if (this.clientGone) {
@@ -98,28 +111,16 @@ export class Exchange {
     return this.relayJson(status, proxyRes, body);
   }
 
-  /** The upstream request failed (refused, reset, timed out), before or during the response. */
-  fail(err: NodeJS.ErrnoException): void {
+  /** The answer broke off (reset, timed out) while being read. */
+  private fail(err: NodeJS.ErrnoException): void {
     if (this.clientGone) return;
     // A stream may have been charged at its usage line and still be passing what follows it.
     if (this.stream) return this.res.writableEnded ? undefined : this.streamBroken(err);
     if (this.finished) return;
     if (this.scan) return this.scanBroken(err);
-    if (closedWhileIdle(err, this.upstreamReq?.reusedSocket === true, this.upstreamRes !== undefined, this.timedOut)) {
-      // The upstream closed this pooled connection as we reused it: our request never reached it. Send it again; each
-      // such retry uses up one dead pooled connection, so they end at a fresh connection, whose failure is final.
-      this.deps.logger.info({ requestId: this.ctx.requestId }, 'upstream closed a pooled connection: sending again');
-      this.upstreamReq = undefined;
-      return this.ctx.resend(this);
-    }
-    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'connect' });
-    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream request failed');
-    this.refuse(upstreamFailure(err, this.timedOut));
-  }
-
-  private timeout(proxyReq: ClientRequest): void {
-    this.timedOut = true;
-    proxyReq.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' }));
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.silent() ? 'timeout' : 'connect' });
+    this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream answer failed');
+    this.refuse(upstreamFailure(err, this.silent()));
   }
 
   private clientClosed(): void {
@@ -130,7 +131,8 @@ export class Exchange {
     const stream = this.stream;
     // A stream is read on for its usage (upstream-drain.ts), unless the bound is 0 or the process is stopping.
     if (stream?.detach(this.deps.shuttingDown() ? 0 : this.ctx.model.drainMs)) return;
-    // The model server must stop generating: abort the upstream request at once.
+    // The model server must stop generating: abort the upstream request at once (or the pool's tries, if no answer).
+    this.abort.abort();
     this.upstreamRes?.destroy();
     this.upstreamReq?.destroy();
     if (stream) this.settle(stream.tap.usage, CLIENT_CLOSED, stream.streamedTokens);
@@ -154,7 +156,7 @@ export class Exchange {
       clientGone: () => this.clientGone,
       firstEvent: () => this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000),
       settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
-      answered: (answerId, usage) => this.answered(answerId, usage),
+      answered: (answerId, usage) => this.storedAnswer(answerId, usage),
       drained: (outcome) => {
         this.deps.metrics.streamDrains.inc({ outcome });
         this.upstreamRes?.destroy();
@@ -168,9 +170,9 @@ export class Exchange {
   /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
   private streamBroken(err: NodeJS.ErrnoException): void {
     const stream = this.stream as StreamRelay;
-    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.silent() ? 'timeout' : 'mid_stream' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
-    stream.broken(this.timedOut);
+    stream.broken(this.silent());
     this.upstreamRes?.destroy();
     this.settle(stream.tap.usage, this.res.statusCode, stream.streamedTokens);
   }
@@ -181,7 +183,7 @@ export class Exchange {
     refuse: (err) => this.refuse(err),
     settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
     outputTokens: (answer) => this.ctx.outputTokens(answer),
-    answered: (answerId, usage) => this.answered(answerId, usage),
+    answered: (answerId, usage) => this.storedAnswer(answerId, usage),
     fail: (err) => this.fail(err),
   };
 
@@ -198,7 +200,7 @@ export class Exchange {
 
   /** A scanned answer broke off after it began: the client's response is cut, the work the upstream did charged. */
   private scanBroken(err: NodeJS.ErrnoException): void {
-    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.timedOut ? 'timeout' : 'mid_stream' });
+    this.deps.metrics.upstreamErrors.inc({ model: this.ctx.model.id, kind: this.silent() ? 'timeout' : 'mid_stream' });
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream answer broke');
     const scan = this.scan as JsonTap;
     this.upstreamRes?.destroy();
@@ -207,7 +209,7 @@ export class Exchange {
   }
 
   /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */
-  private answered(answerId: AnswerIds, usage: Usage | undefined): void {
+  private storedAnswer(answerId: AnswerIds, usage: Usage | undefined): void {
     const tell = this.ctx.onAnswer;
     if (!tell || this.told) return;
     this.told = true;
@@ -228,7 +230,7 @@ export class Exchange {
   }
 
   /** Answers with an error and returns the reservation: nothing was served, nothing is charged. */
-  private refuse(err: ApiError): void {
+  refuse(err: ApiError): void {
     if (this.finished) return;
     sendError(this.res, err);
     this.release();
@@ -264,22 +266,7 @@ export class Exchange {
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens) + tools.tokens;
     if (completionTokens > this.ctx.reservedOutput) this.overrun(completionTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
-    const balance = this.deps.meter.settle({
-      accountId: this.ctx.accountId,
-      keyId: this.ctx.keyId,
-      requestId: this.ctx.requestId,
-      model: this.ctx.model.id,
-      endpoint: this.ctx.endpoint,
-      promptTokens,
-      completionTokens,
-      cachedTokens,
-      reasoningTokens,
-      ...(tools.calls > 0 ? { toolCalls: tools.calls, toolTokens: tools.tokens } : {}),
-      chargedTokens,
-      estimated,
-      stream: this.ctx.stream,
-      status,
-    });
+    const balance = this.deps.meter.settle(settlementOf(this.ctx, this.ctx.facts.usage, tools, status));
     this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'settle', tokens: chargedTokens });
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();

@@ -3,8 +3,8 @@
  * but the account's own. Only the account a response was answered to gets it (anything else: 404, the same answer as
  * an id never seen); the request goes to the upstream of the model that answered, its answer naming the client's id.
  */
-import type { ClientRequest, IncomingMessage } from 'node:http';
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import { Router, type Request, type Response } from 'express';
 import type { Catalog, Model } from '../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
 import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-headers';
@@ -15,17 +15,17 @@ import { callerResponse, listedItemIds, responseNotFound } from './caller-ids';
 import { rewriteModel } from './model-rewriter';
 import { collect, decoded } from './upstream-body';
 import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
-import type { UpstreamHandler, Upstreams } from './upstream-proxy';
+import type { Pools } from '../upstreams/pools';
 
 export interface StoredResponsesOptions {
   catalog: () => Catalog;
   owners: ResponseOwners;
-  upstreams: Upstreams;
+  /** The model's pool: its stored state is asked of one of its servers (a pool of one for most deployments). */
+  pools: Pools;
   /** The headers a request carries upstream. */
   upstreamHeaders: UpstreamHeaders;
   logger: Logger;
   responseLimit: number;
-  timeoutMs: number;
 }
 
 /** The query parameters these routes take (OpenAI's paging and `include`); nothing else reaches the upstream. */
@@ -41,21 +41,16 @@ function query(req: Request): string {
 }
 
 /** Answers one stored-state request from the upstream: errors kept as sent, a JSON answer with the client's model id. */
-class StoredRelay implements UpstreamHandler {
+class StoredRelay {
   private done = false;
 
   constructor(
-    readonly path: string,
     private readonly res: Response,
     private readonly model: Model,
     private readonly options: StoredResponsesOptions,
     /** Keeps the owner records in step with the answer, before the client sees it (never rejects). */
     private readonly onSuccess: (answer: Buffer) => Promise<void>,
   ) {}
-
-  attach(proxyReq: ClientRequest): void {
-    proxyReq.setTimeout(this.options.timeoutMs, () => proxyReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-  }
 
   respond(proxyRes: IncomingMessage): void {
     const body = decoded(proxyRes);
@@ -85,7 +80,7 @@ class StoredRelay implements UpstreamHandler {
     this.refuse(upstreamFailure(err, err.code === 'ETIMEDOUT'));
   }
 
-  private refuse(err: ApiError): void {
+  refuse(err: ApiError): void {
     if (this.done) return;
     this.done = true;
     sendError(this.res, err);
@@ -96,7 +91,7 @@ export function storedResponses(options: StoredResponsesOptions): Router {
   const router = Router();
   const { owners, logger } = options;
 
-  async function relay(req: Request, res: Response, next: NextFunction, suffix: string): Promise<void> {
+  async function relay(req: Request, res: Response, suffix: string): Promise<void> {
     const id = String(req.params.id);
     const accountId = requestFacts(res).accountId as string;
     let owner;
@@ -110,27 +105,40 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     if (!owner || !model) return sendError(res, responseNotFound(id, null));
     requestFacts(res).model = model;
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
-    const handler = new StoredRelay(path, res, model, options, async (answer) => {
+    const relayed = new StoredRelay(res, model, options, async (answer) => {
       const failed = (err: Error) => logger.warn({ responseId: id, err: err.message }, 'could not update the owners of a stored response');
       if (req.method === 'DELETE') return owners.forget(id).catch(failed);
       // The input items' ids, which the answer that stored them did not show: now the caller may reference them too.
       const itemIds = suffix === '/input_items' ? listedItemIds(answer) : [];
       if (itemIds.length > 0) await owners.record({ ...owner, responseId: id, itemIds }).catch(failed);
     });
-    req.headers = options.upstreamHeaders(req, {
+    const headers = options.upstreamHeaders(req, {
       bodyLength: undefined,
       apiKey: model.upstreamApiKey,
       requestId: requestFacts(res).requestId,
     });
-    req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
-      dest.end();
-      return dest;
-    }) as typeof req.pipe;
-    await options.upstreams.get(model.upstreamUrl).send(req, res, next, handler);
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const pools = options.pools;
+    const outcome = await pools
+      .of(model)
+      .send(
+        { method: req.method, path, headers, body: undefined },
+        { signal: gone.signal, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
+      );
+    if (outcome.kind === 'answer') {
+      outcome.req.on('error', (err: NodeJS.ErrnoException) => relayed.fail(err));
+      return relayed.respond(outcome.res);
+    }
+    if (outcome.kind === 'failed') {
+      if (outcome.err) return relayed.fail(outcome.err);
+      return relayed.refuse(upstreamErrorFrom(outcome.status ?? 502, undefined));
+    }
+    if (outcome.kind !== 'aborted') relayed.refuse(apiError('upstream_error', 'No server of this model can take the request now.'));
   }
 
-  router.get('/:id', (req, res, next) => relay(req, res, next, ''));
-  router.delete('/:id', (req, res, next) => relay(req, res, next, ''));
-  router.get('/:id/input_items', (req, res, next) => relay(req, res, next, '/input_items'));
+  router.get('/:id', (req, res) => relay(req, res, ''));
+  router.delete('/:id', (req, res) => relay(req, res, ''));
+  router.get('/:id/input_items', (req, res) => relay(req, res, '/input_items'));
   return router;
 }

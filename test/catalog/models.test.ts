@@ -38,6 +38,14 @@ describe('models file', () => {
       upstreamModel: 'a/b',
       idJson: Buffer.from('"a/b"'),
       upstreamUrl: 'http://up:8000/v1',
+      // A model's own URL is a pool of one: no retries elsewhere, no health checks, no queue.
+      pool: expect.objectContaining({
+        name: 'http://up:8000/v1',
+        servers: [{ url: 'http://up:8000/v1', weight: 1, maxConcurrent: undefined }],
+        retries: 0,
+        healthIntervalMs: 0,
+      }),
+      fallbacks: [],
       upstreamApiKey: 'default-key',
       contextLength: 100,
       maxOutputTokens: 10,

@@ -20,7 +20,7 @@ import { MemorySessionStore } from '../../src/store/memory/memory-session-store'
 import type { SessionStore } from '../../src/store/ports/session-store';
 import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
 import type { ResponseOwners } from '../../src/store/ports/response-owners';
-import { Upstreams } from '../../src/proxy/upstream-proxy';
+import { Pools } from '../../src/upstreams/pools';
 import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
@@ -53,14 +53,14 @@ export async function startProxy(options: {
   /** Who owns each stored response. Default: in memory. */
   responses?: ResponseOwners;
   /** Upstreams for the models file's `upstreams` list. */
-  upstreams?: {
+  upstreams?: ({
     name: string;
-    url: string;
+    url?: string;
     api_key_env?: string;
     stream_include_usage?: boolean;
     output_cap_fields?: Record<string, string[]>;
     drain_seconds?: number;
-  }[];
+  } & Record<string, unknown>)[];
   env?: Record<string, string>;
   /** A reloadable models file instead of `models`. */
   modelsFile?: ModelsFile;
@@ -93,7 +93,13 @@ export async function startProxy(options: {
   const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
   const store = instrumentStore(options.store, metrics);
   const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
-  const upstreams = new Upstreams(config.upstreamMaxFreeSockets);
+  const pools = new Pools({
+    maxFreeSockets: config.upstreamMaxFreeSockets,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    logger,
+    registry: metrics.registry,
+  });
   const counter = new TokenCounter();
   const tokenmeter = assemble(
     {
@@ -107,7 +113,7 @@ export async function startProxy(options: {
       reloadModels: options.modelsFile?.reload,
       meter,
       counter,
-      upstreams,
+      pools,
       logger,
       metrics,
       lifecycle: { draining: false },
@@ -137,7 +143,7 @@ export async function startProxy(options: {
     close: async () => {
       await meter.drain(5_000);
       meter.stop();
-      upstreams.close();
+      pools.close();
       await counter.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

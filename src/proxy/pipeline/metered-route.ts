@@ -1,26 +1,25 @@
 /**
  * The metered pipeline after authentication, one handler per endpoint: validate the body → resolve the model → plan
- * (prompt bound, output allowance) → reserve → forward the rewritten body. Everything after the reservation (relay,
- * usage tap, settlement) belongs to the Exchange; the endpoint's adapter supplies what differs.
+ * (prompt bound, output allowance) → reserve → forward (forward.ts: the pool chooses a server, retries, falls back).
+ * Everything after the answer (relay, usage tap, settlement) belongs to the Exchange; the endpoint supplies what differs.
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
 import type { UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
-import { countOutput } from '../../metering/output-count';
-import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
+import type { TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
-import { requestFacts, type RequestFacts } from '../../observability/request-log';
-import { Exchange } from '../exchange';
+import { requestFacts } from '../../observability/request-log';
+import type { Pools } from '../../upstreams/pools';
 import type { ExchangeDeps } from '../exchange-context';
-import { resender, type Upstreams } from '../upstream-proxy';
 import type { Endpoint } from './endpoint';
+import { forward, unserializable, type Route } from './forward';
 import { planRequest, type Plan } from './plan';
-import { reserve, type Reserved, type Who } from './reserve';
+import { reserve } from './reserve';
 
 export interface MeteredRouteOptions {
   /** The current catalog (a function, so a reload takes effect for the next request). */
@@ -28,22 +27,15 @@ export interface MeteredRouteOptions {
   meter: Meter;
   /** Counts long prompts off the event loop. */
   counter: TokenCounter;
-  upstreams: Upstreams;
+  /** The upstream pools: each model's servers, balanced, retried and failed over (src/upstreams/). */
+  pools: Pools;
   /** The headers a request carries upstream. */
   upstreamHeaders: UpstreamHeaders;
   logger: Logger;
   metrics: Metrics;
   upstreamResponseLimit: number;
-  upstreamConnectTimeoutMs: number;
-  upstreamTimeoutMs: number;
   /** The process is shutting down: a stream whose client left is not read on (upstream-drain.ts). */
   shuttingDown: () => boolean;
-}
-
-/** JSON.parse accepts any depth, JSON.stringify does not: a body nested too deeply to re-serialize is the client's error. */
-function unserializable(err: unknown): ApiError {
-  if (!(err instanceof RangeError)) throw err;
-  return apiError('invalid_request_error', 'The request body is nested too deeply.');
 }
 
 /** The model by name, if it serves this endpoint; else the refusal naming both. */
@@ -59,41 +51,21 @@ function resolveModel(catalog: Catalog, name: string, endpoint: Endpoint<unknown
   );
 }
 
-/** What every request of one metered route shares: built once. */
-interface Route<R> {
-  endpoint: Endpoint<R>;
-  exchangeDeps: ExchangeDeps;
-  path: string;
-  meter: Meter;
-  counter: TokenCounter;
-  upstreams: Upstreams;
-  upstreamHeaders: UpstreamHeaders;
-}
-
-/** A request past its reservation, on its way upstream. */
-interface Reserving extends Who {
-  model: Model;
-  planned: Plan;
-  reserved: Reserved;
-  facts: RequestFacts;
-}
-
 export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOptions) {
-  const { meter, counter, upstreams, logger, metrics } = options;
+  const { meter, counter, pools, logger, metrics } = options;
   const exchangeDeps: ExchangeDeps = {
     meter,
     logger,
     metrics,
     upstreamResponseLimit: options.upstreamResponseLimit,
-    upstreamConnectTimeoutMs: options.upstreamConnectTimeoutMs,
-    upstreamTimeoutMs: options.upstreamTimeoutMs,
     shuttingDown: options.shuttingDown,
     count: (texts) => counter.count(texts),
   };
   const path = ENDPOINT_PATHS[endpoint.name];
-  const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, upstreams, upstreamHeaders: options.upstreamHeaders };
+  const upstreamHeaders = options.upstreamHeaders;
+  const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, pools, catalog: options.catalog, upstreamHeaders, metrics };
 
-  return async function meteredHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+  return async function meteredHandler(req: Request, res: Response): Promise<void> {
     const facts = requestFacts(res);
     facts.endpoint = endpoint.name;
     const keyId = facts.keyId ?? null;
@@ -135,71 +107,6 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     if (reserved.kind === 'refused') return sendError(res, reserved.error, reserved.headers);
     if (reserved.headers) for (const name in reserved.headers) res.setHeader(name, reserved.headers[name]);
 
-    await forward(route, req, res, next, request, { accountId, keyId, requestId, model, planned, reserved, facts });
+    await forward(route, req, res, request, { accountId, keyId, requestId, model, planned, reserved, facts });
   };
-}
-
-/** The prompt's tokens at settlement when the upstream reported none: counted, else its bound (never less). */
-function settledPrompt<R>(route: Route<R>, prompt: PromptMeasure, requestId: string): number | Promise<number> {
-  const tokens = (failure: CountFailure | undefined) => {
-    if (failure) route.exchangeDeps.logger.warn({ requestId, failure }, 'prompt not counted at settlement: its bound is charged');
-    return prompt.tokens;
-  };
-  const failure = countPrompt(route.counter, prompt);
-  return failure instanceof Promise ? failure.then(tokens) : tokens(failure);
-}
-
-/** Sends the rewritten body upstream; from here the Exchange answers the client and settles. */
-async function forward<R>(route: Route<R>, req: Request, res: Response, next: NextFunction, request: R, r: Reserving): Promise<void> {
-  const { endpoint, exchangeDeps, path, meter, upstreams, upstreamHeaders } = route;
-  const { accountId, keyId, requestId, model, planned, reserved } = r;
-  // The upstream sees its own model name, an output cap the reservation covers, and a request for stream usage.
-  // Written as the string it is: the socket encodes it once, with no Buffer copy of the body in between.
-  let body: string;
-  let hideUsage: boolean;
-  try {
-    const upstreamBody = endpoint.upstreamBody(request, model, reserved.allowance);
-    hideUsage = upstreamBody.hideUsage;
-    body = JSON.stringify(upstreamBody.body);
-  } catch (err) {
-    meter.release(accountId, requestId);
-    reserved.undoModel();
-    return sendError(res, unserializable(err));
-  }
-
-  const upstream = upstreams.get(model.upstreamUrl);
-  const { answered } = endpoint;
-  const echoed = endpoint.echoed?.(request);
-  const exchange: Exchange = new Exchange(
-    exchangeDeps,
-    {
-      accountId,
-      keyId,
-      requestId,
-      model,
-      endpoint: endpoint.name,
-      path,
-      stream: r.facts.stream === true,
-      hideUsageChunk: hideUsage,
-      answer: endpoint.answer,
-      echoedChars: echoed?.reduce((n, prompt) => n + prompt.length, 0) ?? 0,
-      outputTokens: (answer) => countOutput(exchangeDeps.count, endpoint.answer.outputTexts(answer, echoed)),
-      facts: r.facts,
-      reservedOutput: reserved.allowance * planned.choices,
-      hostedTools: planned.tools,
-      promptTokens: () => settledPrompt(route, planned.prompt, requestId),
-      lease: meter.hold(accountId, requestId, model),
-      resend: resender(upstream, req, res, next),
-      onAnswer: answered && ((ids, tokens) => answered.call(endpoint, ids, request, accountId, model, tokens)),
-    },
-    res,
-  );
-  req.headers = upstreamHeaders(req, { bodyLength: Buffer.byteLength(body), apiKey: model.upstreamApiKey, requestId });
-  // http-proxy pipes the incoming request into the upstream one. Ours was already read and rewritten, so it gets
-  // the new body instead, written at once (unlike writing it in the proxyReq event, this cannot race the pipe's end).
-  req.pipe = (<T extends NodeJS.WritableStream>(dest: T): T => {
-    dest.end(body);
-    return dest;
-  }) as typeof req.pipe;
-  await upstream.send(req, res, next, exchange);
 }
