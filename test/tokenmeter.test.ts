@@ -151,6 +151,44 @@ describe('a tokenmeter’s close()', () => {
   });
 });
 
+describe('a tokenmeter’s rate-limit window', () => {
+  let upstream: TestUpstream;
+  beforeAll(async () => {
+    upstream = await startUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  // The same option through each way the factory opens a store: it once built the host-client store apart and lost it.
+  const hostClient = () => new Redis(testRedisUrl());
+  it.each([
+    ['the memory store', () => ({})],
+    ['REDIS_URL', () => ({ redisUrl: testRedisUrl(), journalFile: journalFile() })],
+    ['the host’s Redis client', () => ({ redis: hostClient(), journalFile: journalFile() })],
+  ] as const)('is rateLimitWindowSeconds on %s: the rpm window resets within it', async (_way, storeOptions) => {
+    const given = storeOptions() as TokenmeterOptions;
+    const meter = await createTokenmeter({
+      ...quiet,
+      ...given,
+      redisPrefix: `libwindow${Math.random()}:`,
+      upstreamUrl: upstream.url,
+      rateLimitWindowSeconds: 2,
+      models: [{ ...models[0], limits: { rpm: 5 } }],
+    });
+    try {
+      const key = await keyWithTokens(meter.store, 10_000);
+      const app = express().use('/v1', meter.openai);
+      const res = await request(app).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-limit-requests']).toBe('5');
+      // Within the two-second window, not the default minute ("1m0s" or "59.9s").
+      expect(res.headers['x-ratelimit-reset-requests']).toMatch(/^(\d+ms|[12](\.\d+)?s)$/);
+    } finally {
+      await meter.close();
+      given.redis?.disconnect();
+    }
+  });
+});
+
 describe('a tokenmeter’s admin router and models', () => {
   it('mounts the admin API behind its token beside a host body parser, and passes every request on without a token', async () => {
     const token = 'library-admin-token-1234';
