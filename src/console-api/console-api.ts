@@ -18,6 +18,7 @@ import type { SessionStore } from '../store/ports/session-store';
 import type { AccountStore } from '../store/ports/account-store';
 import type { KeyStore } from '../store/ports/key-store';
 import type { UsageLedger } from '../store/ports/usage-ledger';
+import type { NewTrial } from '../store/records/account';
 import { accountRoutes } from './account-routes';
 import { commerceRoutes } from './commerce-routes';
 import { keyRoutes } from './key-routes';
@@ -34,6 +35,8 @@ export interface ConsoleApiOptions {
   /** The store-failure wrapper every handler runs in. */
   guard: StoreGuard;
   registration: 'open' | 'closed';
+  /** The trial package each registration gets (SIGNUP_TOKENS); undefined: none. */
+  trial: NewTrial | undefined;
   sessionIdleMs: number;
   sessionMaxMs: number;
   loginMaxFailures: number;
@@ -66,7 +69,17 @@ export function consoleApi(options: ConsoleApiOptions): Router {
   router.use(express.json({ limit: '64kb' }));
 
   router.use(
-    accountRoutes({ store, sessions, throttle, registration: options.registration, logger, guard, secure, requireSession: session }),
+    accountRoutes({
+      store,
+      sessions,
+      throttle,
+      registration: options.registration,
+      trial: options.trial,
+      logger,
+      guard,
+      secure,
+      requireSession: session,
+    }),
   );
   router.use(commerceRoutes({ store, commerce: options.commerce, logger, guard, requireSession: session, stripe: options.stripe }));
   router.use('/keys', session, keyRoutes({ store, catalog: options.catalog, logger, guard, maxKeys: options.maxKeysPerAccount }));
