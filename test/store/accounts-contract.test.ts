@@ -1,9 +1,10 @@
 /** The account port (AccountStore), one contract for both stores: accounts, their balances, and idempotent grants. */
-import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { itOnRedis, makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { MAX_GRANT_TOKENS } from '../../src/store/records/account';
 import { accountId, member, nowS, reserveReq, settlement } from './contract-fixtures';
 
 describe.each(storeKinds)('%s store: account port', (kind) => {
+  const redisOnly = itOnRedis(kind);
   let s: StoreUnderTest;
   beforeEach(async () => {
     s = await makeStore(kind);
@@ -59,6 +60,16 @@ describe.each(storeKinds)('%s store: account port', (kind) => {
       expect((await s.store.getAccount((forever as { account: { id: string } }).account.id))!.packages[0]).toMatchObject({
         expiresAt: null,
       });
+    });
+
+    // Not generated for the memory store: it checks the email before it makes anything.
+    redisOnly('leaves nothing of an account whose email was taken: no hash, no trial package, no grant marker', async () => {
+      const redis = s.redis!;
+      const trial = { tokens: 5, validDays: null };
+      const id = (await s.store.createAccount({ ...member('once@example.com'), trial })) as { account: { id: string } };
+      expect(await s.store.createAccount({ ...member('once@example.com'), trial })).toEqual({ kind: 'email_taken' });
+      const slots = (await redis.keys(`${s.prefix}{acc_*}:*`)).map((k) => k.slice(s.prefix!.length)).sort();
+      expect(slots).toEqual([`{${id.account.id}}:a`, `{${id.account.id}}:g`, `{${id.account.id}}:p`]);
     });
 
     it('writes package.granted (source signup) for a trial beside account.created', async () => {
