@@ -80,7 +80,7 @@ function answer(path: string, raw: string, body: Body, res: ServerResponse, dela
   }
   if (path === '/v1/responses') {
     const a = { model, words: wordCount(limitOf(body.max_output_tokens)), promptTokens: prompt(), request: body };
-    return stream ? sendStream(res, responsesStream(a), delayMs) : sendJson(res, responsesJson(a));
+    return stream ? sendStream(res, responsesStream(a, `${a.words}\n${a.promptTokens}\n${raw}`), delayMs) : sendJson(res, responsesJson(a));
   }
   if (path === '/v1/embeddings') {
     const dimensions = body.dimensions ?? EMBED_DIMENSIONS;

@@ -130,6 +130,8 @@ describe('the stand-in through tokenmeter, with the shipped models file', () => 
       const final = await helper.finalResponse();
       expect(final.output_text).toBe(ANSWER);
       expect(deltas).toBe(ANSWER);
+      // Each response its own id, as the proxy records whose each one is.
+      expect(new Set([json.id, completed!.id, final.id]).size).toBe(3);
       const usages = [json.usage!, completed!.usage!, final.usage!];
       expect(usages[2]).toMatchObject({ input_tokens: usages[0].input_tokens, output_tokens: 12 });
       expect(await spent(key)).toBe(usages.reduce((sum, u) => sum + u.total_tokens, 0));

@@ -2,7 +2,7 @@
  * The stand-in's Responses API: a `response` object as JSON, or its typed event stream (`event:`/`data:` pairs with a
  * `sequence_number`, no [DONE]) with every event the openai SDK's `responses.stream()` and the AI SDK read: created,
  * in_progress, output_item.added, content_part.added, output_text.delta…, output_text.done, content_part.done,
- * output_item.done, completed. Ids are fresh per response: the proxy records which account owns each one.
+ * output_item.done, completed. Response ids are fresh per response: the proxy records which account owns each one.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -71,9 +71,28 @@ export function responsesJson(a: ResponsesAnswer): string {
   return JSON.stringify(responseObject(a, id, 'completed', [message], usageOf(a)));
 }
 
-/** The events of a streamed answer, in order. */
-export function responsesStream(a: ResponsesAnswer): string[] {
-  const { id, itemId, words, text, part, message } = parts(a);
+/** A stand-in for the response id in the remembered events, the length of a real one. */
+const PLACEHOLDER = `resp_${'0'.repeat(24)}`;
+/** Streams built per request body (`key`): the bench sends one body thousands of times, and the mock must cost little. */
+const streams = new Map<string, string[]>();
+
+/** The events of a streamed answer, in order: remembered per `key`, with a fresh response id each time. */
+export function responsesStream(a: ResponsesAnswer, key: string): string[] {
+  let events = streams.get(key);
+  if (!events) {
+    if (streams.size >= 256) streams.clear();
+    events = buildStream(a);
+    streams.set(key, events);
+  }
+  const id = `resp_${randomBytes(12).toString('hex')}`;
+  // Only the first two events and the last carry the response (and so its id).
+  const last = events.length - 1;
+  return events.map((e, i) => (i < 2 || i === last ? e.replace(PLACEHOLDER, id) : e));
+}
+
+function buildStream(a: ResponsesAnswer): string[] {
+  const { itemId, words, text, part, message } = parts(a);
+  const id = PLACEHOLDER;
   let sequence = 0;
   const event = (type: string, fields: object) =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
