@@ -59,6 +59,9 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const logger = parts.logger ?? createLogger(config.logLevel);
   const serving = parts.store !== undefined && !isWholeStore(parts.store);
   if (serving) refuseManagingOptions(config, parts, logger);
+  // Only self-service registrations get the trial: said once at start rather than leaving the operator to wonder.
+  if (config.signupTokens !== undefined && config.accountRegistration !== 'open')
+    logger.warn('SIGNUP_TOKENS is set but ACCOUNT_REGISTRATION is closed: no account gets the trial package');
   const catalogs = catalogSource(config, parts);
   const metrics = new Metrics({ perKey: config.metricsPerKey });
   // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.

@@ -2,11 +2,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import express from 'express';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { loadConfig } from '../src/config/config';
 import { meterConfig } from '../src/config/options';
+import { createLogger } from '../src/observability/logger';
 import { ConfigError, createTokenmeter, MemoryStore, type TokenmeterOptions } from '../src/index';
 import { chatBody, MODEL } from './helpers/proxy';
 import { keyWithTokens, testRedisUrl } from './helpers/stores';
@@ -68,6 +70,29 @@ describe('createTokenmeter options', () => {
     const err = await configError({ models, ...options });
     expect(err.message).toBe(`invalid tokenmeter option ${option}: ${detail}`);
     expect(err.option).toBe(option);
+  });
+
+  it('warns at start when a sign-up trial is set but nobody can sign up', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const meter = await createTokenmeter({ models, store: new MemoryStore(), logger: createLogger('info', sink), signupTokens: 1000 });
+    await meter.close();
+    expect(lines.join('')).toContain('SIGNUP_TOKENS is set but ACCOUNT_REGISTRATION is closed');
+    lines.length = 0;
+    const open = await createTokenmeter({
+      models,
+      store: new MemoryStore(),
+      logger: createLogger('info', sink),
+      signupTokens: 1000,
+      accountRegistration: 'open',
+    });
+    await open.close();
+    expect(lines.join('')).not.toContain('SIGNUP_TOKENS');
   });
 
   it('names the entry and field of bad inline models', async () => {
