@@ -1,67 +1,33 @@
 /**
- * A fast OpenAI-compatible upstream, run as its own process: chat completions as JSON or as SSE, answering with
- * numbered words; embeddings (a vector of EMBED_DIMENSIONS floats per input) and Responses streams, as vLLM answers
- * them. The benchmark's model server, and the quick start's stand-in (`npm run mock-upstream`, on :8000).
- * Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
+ * The stand-in model server, run as its own process: the quick start's upstream (`npm run mock-upstream`, on :8000)
+ * and the benchmark's. It speaks each endpoint as vLLM and OpenAI do (see stand-in/): chat completions and Responses
+ * as JSON or as a stream, as asked; `text_completion` for /v1/completions; embeddings as floats or base64 with the
+ * requested dimensions. Answers are numbered words; usage counts the actual prompt. Cheap by design: the bench
+ * measures the proxy in front of it. Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import './gc-on-signal';
+import { embeddingsJson } from './stand-in/embeddings-answer';
+import { batchOf, promptTokens } from './stand-in/prompt-usage';
+import { responsesJson, responsesStream } from './stand-in/responses-answers';
+import { textJson, textStream } from './stand-in/text-answers';
 import { EMBED_DIMENSIONS } from './workload';
 
 /** Content chunks per stream (and words per JSON answer) when the request names no `max_tokens`. */
 const DEFAULT_CHUNKS = 50;
 /** Most words in one answer, however large max_tokens is (MOCK_MAX_WORDS; the quick start keeps answers short). */
 const MAX_WORDS = Number(process.env.MOCK_MAX_WORDS ?? 10_000);
-/** Prompt tokens the mock reports; the proxy charges what the upstream reports. */
-const PROMPT_TOKENS = 120;
 /** Where it listens (MOCK_PORT; 0: any free port, printed on the ready line). */
 const LISTEN_PORT = Number(process.env.MOCK_PORT ?? 8000);
+/** Most dimensions an embeddings request may ask for (text-embedding-3-large's 3072, with room). */
+const MAX_DIMENSIONS = 8192;
 
-interface MockRequest {
-  model?: unknown;
-  input?: unknown;
-  max_output_tokens?: unknown;
-  max_tokens?: unknown;
-  stream?: unknown;
-  stream_options?: { include_usage?: unknown } | null;
-}
+type Body = Record<string, unknown>;
 
-const chunk = (model: string, choices: unknown[], usage?: unknown) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model, choices, ...(usage ? { usage } : {}) })}\n\n`;
-
-/** Every SSE event of one stream, built once per (model, length, usage) and reused: the mock must cost next to nothing. */
-const streams = new Map<string, string[]>();
-function streamEvents(model: string, n: number, includeUsage: boolean): string[] {
-  const key = `${model}\n${n}\n${includeUsage}`;
-  let events = streams.get(key);
-  if (!events) {
-    events = [chunk(model, [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }])];
-    for (let i = 0; i < n; i++) events.push(chunk(model, [{ index: 0, delta: { content: ` word${i}` }, finish_reason: null }]));
-    events.push(chunk(model, [{ index: 0, delta: {}, finish_reason: 'stop' }]));
-    const usage = { prompt_tokens: PROMPT_TOKENS, completion_tokens: n, total_tokens: PROMPT_TOKENS + n };
-    if (includeUsage) events.push(chunk(model, [], usage));
-    events.push('data: [DONE]\n\n');
-    streams.set(key, events);
-  }
-  return events;
-}
-
-function completion(model: string, n: number): string {
-  const content = Array.from({ length: n }, (_, i) => ` word${i}`).join('');
-  return JSON.stringify({
-    id: 'chatcmpl-bench',
-    object: 'chat.completion',
-    created: 1700000000,
-    model,
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: n, total_tokens: PROMPT_TOKENS + n },
-  });
-}
-
-/** Without a delay every event is written in one corked batch; with one, an event per `delayMs` (a paced model). */
+/** Without a delay every event is written in one corked batch; with one (the bench's pacing header), an event per `delayMs`. */
 function sendStream(res: ServerResponse, events: string[], delayMs: number): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  if (delayMs <= 0) {
+  if (!(delayMs > 0)) {
     res.cork();
     for (const e of events) res.write(e);
     res.uncork();
@@ -79,59 +45,54 @@ function sendStream(res: ServerResponse, events: string[], delayMs: number): voi
   res.once('close', () => clearInterval(timer));
 }
 
-/** An embeddings answer for `count` inputs, in vLLM's key order, built once per (model, count). */
-const embeddings = new Map<string, string>();
-function embeddingsAnswer(model: string, count: number): string {
-  const key = `${model}\n${count}`;
-  let text = embeddings.get(key);
-  if (!text) {
-    const vector = Array.from({ length: EMBED_DIMENSIONS }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e6);
-    const data = Array.from({ length: count }, (_, index) => ({ index, object: 'embedding', embedding: vector }));
-    const usage = { prompt_tokens: count * 20, total_tokens: count * 20, completion_tokens: 0, prompt_tokens_details: null };
-    text = JSON.stringify({ id: 'embd-bench', object: 'list', created: 1700000000, model, data, usage });
-    embeddings.set(key, text);
-  }
-  return text;
+function sendJson(res: ServerResponse, text: string, status = 200): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-/** Every event of one Responses stream (typed `event:` lines, no [DONE]), built once per (model, length). */
-const responseStreams = new Map<string, string[]>();
-function responseEvents(model: string, n: number): string[] {
-  const key = `${model}\n${n}`;
-  let events = responseStreams.get(key);
-  if (!events) {
-    let seq = 0;
-    const event = (type: string, fields: object) =>
-      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
-    const response = (status: string, usage: object | null, output: object[]) => ({
-      id: 'resp_bench',
-      object: 'response',
-      created_at: 1700000000,
+function sendError(res: ServerResponse, status: number, message: string, param: string | null = null): void {
+  const type = status === 404 ? 'NotFoundError' : 'BadRequestError';
+  sendJson(res, JSON.stringify({ error: { message, type, param, code: status } }), status);
+}
+
+/** Words to answer with: the request's limit (`limitField`), else DEFAULT_CHUNKS, never past MAX_WORDS. */
+function wordCount(limit: unknown): number {
+  const asked = typeof limit === 'number' && limit > 0 ? limit : DEFAULT_CHUNKS;
+  return Math.min(asked, MAX_WORDS);
+}
+
+const limitOf = (v: unknown) => (typeof v === 'number' && v > 0 ? v : undefined);
+
+function answer(path: string, raw: string, body: Body, res: ServerResponse, delayMs: number): void {
+  const model = typeof body.model === 'string' ? body.model : 'unknown';
+  const prompt = () => promptTokens(path, raw, body);
+  const stream = body.stream === true;
+  if (path === '/v1/chat/completions' || path === '/v1/completions') {
+    const limit = limitOf(path === '/v1/completions' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens));
+    const a = {
+      endpoint: path === '/v1/completions' ? 'completions' : 'chat',
       model,
-      status,
-      output,
-      usage,
-      tools: [],
-      error: null,
-    });
-    const words = Array.from({ length: n }, (_, i) => ` word${i}`);
-    const item = { item_id: 'msg_bench', output_index: 0, content_index: 0 };
-    const message = {
-      id: 'msg_bench',
-      type: 'message',
-      role: 'assistant',
-      status: 'completed',
-      content: [{ type: 'output_text', text: words.join(''), annotations: [] }],
-    };
-    events = [event('response.created', { response: response('in_progress', null, []) })];
-    events.push(event('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } }));
-    for (const delta of words) events.push(event('response.output_text.delta', { ...item, delta, logprobs: [] }));
-    events.push(event('response.output_item.done', { output_index: 0, item: message }));
-    const usage = { input_tokens: PROMPT_TOKENS, output_tokens: n, total_tokens: PROMPT_TOKENS + n };
-    events.push(event('response.completed', { response: response('completed', usage, [message]) }));
-    responseStreams.set(key, events);
+      words: wordCount(limit),
+      promptTokens: prompt(),
+    } as const;
+    if (!stream) return sendJson(res, textJson(a, limit));
+    const includeUsage = (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
+    return sendStream(res, textStream(a, includeUsage, limit), delayMs);
   }
-  return events;
+  if (path === '/v1/responses') {
+    const a = { model, words: wordCount(limitOf(body.max_output_tokens)), promptTokens: prompt(), request: body };
+    return stream ? sendStream(res, responsesStream(a, `${a.words}\n${a.promptTokens}\n${raw}`), delayMs) : sendJson(res, responsesJson(a));
+  }
+  if (path === '/v1/embeddings') {
+    const dimensions = body.dimensions ?? EMBED_DIMENSIONS;
+    if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_DIMENSIONS)
+      return sendError(res, 400, `dimensions must be a whole number from 1 to ${MAX_DIMENSIONS}`, 'dimensions');
+    const format = body.encoding_format ?? 'float';
+    if (format !== 'float' && format !== 'base64')
+      return sendError(res, 400, 'encoding_format must be "float" or "base64"', 'encoding_format');
+    const a = { model, inputs: batchOf(body.input).length, dimensions, base64: format === 'base64', promptTokens: prompt() };
+    return sendJson(res, embeddingsJson(a));
+  }
+  sendError(res, 404, `no route ${path}`);
 }
 
 const server = createServer((req, res) => {
@@ -140,29 +101,17 @@ const server = createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {
-    let body: MockRequest;
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'POST') return sendError(res, 404, `no route ${req.method} ${path}`);
+    const raw = Buffer.concat(parts).toString('utf8');
+    let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(parts).toString('utf8')) as MockRequest;
+      body = JSON.parse(raw);
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad json"}}');
-      return;
+      return sendError(res, 400, 'the body is not valid JSON');
     }
-    const model = typeof body.model === 'string' ? body.model : 'unknown';
-    if (req.url === '/v1/embeddings') {
-      const text = embeddingsAnswer(model, Array.isArray(body.input) ? body.input.length : 1);
-      return res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-    }
-    if (req.url === '/v1/responses') {
-      const words = typeof body.max_output_tokens === 'number' ? Math.min(body.max_output_tokens, MAX_WORDS) : DEFAULT_CHUNKS;
-      return sendStream(res, responseEvents(model, words), Number(req.headers['x-mock-chunk-delay-ms'] ?? 0));
-    }
-    const n = typeof body.max_tokens === 'number' && body.max_tokens > 0 ? Math.min(body.max_tokens, MAX_WORDS) : DEFAULT_CHUNKS;
-    if (body.stream === true) {
-      const delayMs = Number(req.headers['x-mock-chunk-delay-ms'] ?? 0);
-      return sendStream(res, streamEvents(model, n, body.stream_options?.include_usage === true), delayMs);
-    }
-    const text = completion(model, n);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return sendError(res, 400, 'the body must be a JSON object');
+    answer(path, raw, body as Body, res, Number(req.headers['x-mock-chunk-delay-ms'] ?? 0));
   });
 });
 server.keepAliveTimeout = 65_000;

@@ -238,6 +238,8 @@ function consoleRouter(deps: MeterDeps, parts: ConsoleParts): Router {
       logger,
       guard,
       registration: config.accountRegistration,
+      trial:
+        config.signupTokens === undefined ? undefined : { tokens: config.signupTokens, validDays: config.signupTokensValidDays ?? null },
       sessionIdleMs,
       sessionMaxMs,
       loginMaxFailures: config.loginMaxFailures,

@@ -22,12 +22,8 @@ import { MemoryModelLimits } from './store/memory/memory-model-limits';
 import { MemorySessionStore } from './store/memory/memory-session-store';
 import type { MeteringStore } from './store/ports/metering-store';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
-import { RedisCommerceStore } from './store/redis/redis-commerce-store';
-import { RedisSessionStore } from './store/redis/redis-session-store';
 import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
-import { RedisResponseOwners } from './store/redis/redis-response-owners';
-import { RedisWebhookStore } from './store/redis/redis-webhook-store';
 import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
 import { DeliveryWorker } from './events/delivery-worker';
 
@@ -64,6 +60,9 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const logger = parts.logger ?? createLogger(config.logLevel);
   const serving = parts.store !== undefined && !isWholeStore(parts.store);
   if (serving) refuseManagingOptions(config, parts, logger);
+  // Only self-service registrations get the trial: said once at start rather than leaving the operator to wonder.
+  if (config.signupTokens !== undefined && config.accountRegistration !== 'open')
+    logger.warn('SIGNUP_TOKENS is set but ACCOUNT_REGISTRATION is closed: no account gets the trial package');
   const catalogs = catalogSource(config, parts);
   const metrics = new Metrics({ perKey: config.metricsPerKey });
   // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
@@ -241,19 +240,8 @@ function openStore(
       stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks: new MemoryWebhookStore() },
     };
   }
-  if (parts.redis) {
-    const prefix = config.redisPrefix;
-    const stores = {
-      store: new RedisStore(parts.redis, { prefix }),
-      webhooks: new RedisWebhookStore(parts.redis, { prefix }),
-      sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
-      commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
-      responses: new RedisResponseOwners(parts.redis, { prefix }),
-    };
-    return { stores };
-  }
-  const stores = createStores(config, logger);
-  return { stores, close: () => stores.store.close() };
+  const { close, ...stores } = createStores(config, logger, parts);
+  return { stores, close };
 }
 
 function openJournal(file: string): Journal {

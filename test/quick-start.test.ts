@@ -4,7 +4,7 @@
  * request, the balance after, and the console in Chromium: signing up, and the operator the CLI makes signing in.
  * Only the ports differ (free ones instead of 8000 and 8080).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -14,6 +14,7 @@ import { settledPage, signIn } from './helpers/console-browser';
 import { eventually } from './helpers/eventually';
 import { startProxyProcess, runCli, type ProxyProcess } from './helpers/processes';
 import { freePort } from './helpers/redis-server';
+import { startStandIn } from './helpers/stand-in';
 
 jest.setTimeout(90_000);
 
@@ -37,20 +38,6 @@ const assignments = (text: string): Record<string, string> =>
       .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
   );
 
-/** `npm run mock-upstream`'s script (package.json sets MOCK_MAX_WORDS=12), with `env`; resolves with its port. */
-function startMock(env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/mock-upstream.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', MOCK_MAX_WORDS: '12', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (c: Buffer) => resolve(JSON.parse(c.toString()).port));
-    child.once('exit', (code) => reject(new Error(`mock upstream exited with ${code}`)));
-  });
-  return { child, port };
-}
-
 describe('README quick start', () => {
   const children: ChildProcess[] = [];
   let proxy: ProxyProcess | undefined;
@@ -66,7 +53,7 @@ describe('README quick start', () => {
     const mockPort = await freePort();
     let proxyPort = await freePort();
     while (proxyPort === mockPort) proxyPort = await freePort();
-    const mock = startMock({ MOCK_PORT: String(mockPort), PORT: String(proxyPort) });
+    const mock = startStandIn({ MOCK_PORT: String(mockPort), PORT: String(proxyPort) });
     children.push(mock.child);
     await expect(mock.port).resolves.toBe(mockPort);
     // README tells how to move it, with the variable the mock reads.
@@ -74,7 +61,7 @@ describe('README quick start', () => {
   });
 
   it('goes from nothing to a metered request, a lower balance and a console signed into, on one start of the proxy', async () => {
-    const mock = startMock({ MOCK_PORT: '0' });
+    const mock = startStandIn({ MOCK_PORT: '0' });
     children.push(mock.child);
     const upstreamPort = await mock.port;
 

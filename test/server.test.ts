@@ -56,7 +56,9 @@ describe('the server process', () => {
     const file = writeModelsFile([{ id: 'a/b', context_length: 100 }]);
     const r = startAndFail({ MODELS_FILE: file });
     expect(r.status).toBe(1);
-    expect(r.stderr).toBe(`tokenmeter: ${file}: models[0].max_output_tokens (a/b): is required\n`);
+    expect(r.stderr).toBe(
+      `tokenmeter: ${file}: models[0].max_output_tokens (a/b): is required (only a model that serves embeddings alone has no output)\n`,
+    );
   });
 
   it('reloads the models file on SIGHUP, and keeps the old catalog when the new file is bad', async () => {

@@ -2,11 +2,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import express from 'express';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { loadConfig } from '../src/config/config';
 import { meterConfig } from '../src/config/options';
+import { createLogger } from '../src/observability/logger';
 import { ConfigError, createTokenmeter, MemoryStore, type TokenmeterOptions } from '../src/index';
 import { chatBody, MODEL } from './helpers/proxy';
 import { keyWithTokens, testRedisUrl } from './helpers/stores';
@@ -68,6 +70,29 @@ describe('createTokenmeter options', () => {
     const err = await configError({ models, ...options });
     expect(err.message).toBe(`invalid tokenmeter option ${option}: ${detail}`);
     expect(err.option).toBe(option);
+  });
+
+  it('warns at start when a sign-up trial is set but nobody can sign up', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const meter = await createTokenmeter({ models, store: new MemoryStore(), logger: createLogger('info', sink), signupTokens: 1000 });
+    await meter.close();
+    expect(lines.join('')).toContain('SIGNUP_TOKENS is set but ACCOUNT_REGISTRATION is closed');
+    lines.length = 0;
+    const open = await createTokenmeter({
+      models,
+      store: new MemoryStore(),
+      logger: createLogger('info', sink),
+      signupTokens: 1000,
+      accountRegistration: 'open',
+    });
+    await open.close();
+    expect(lines.join('')).not.toContain('SIGNUP_TOKENS');
   });
 
   it('names the entry and field of bad inline models', async () => {
@@ -148,6 +173,44 @@ describe('a tokenmeter’s close()', () => {
     expect(meter.close()).toBe(closed);
     server.closeAllConnections();
     server.close();
+  });
+});
+
+describe('a tokenmeter’s rate-limit window', () => {
+  let upstream: TestUpstream;
+  beforeAll(async () => {
+    upstream = await startUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  // The same option through each way the factory opens a store: it once built the host-client store apart and lost it.
+  const hostClient = () => new Redis(testRedisUrl());
+  it.each([
+    ['the memory store', () => ({})],
+    ['REDIS_URL', () => ({ redisUrl: testRedisUrl(), journalFile: journalFile() })],
+    ['the host’s Redis client', () => ({ redis: hostClient(), journalFile: journalFile() })],
+  ] as const)('is rateLimitWindowSeconds on %s: the rpm window resets within it', async (_way, storeOptions) => {
+    const given = storeOptions() as TokenmeterOptions;
+    const meter = await createTokenmeter({
+      ...quiet,
+      ...given,
+      redisPrefix: `libwindow${Math.random()}:`,
+      upstreamUrl: upstream.url,
+      rateLimitWindowSeconds: 2,
+      models: [{ ...models[0], limits: { rpm: 5 } }],
+    });
+    try {
+      const key = await keyWithTokens(meter.store, 10_000);
+      const app = express().use('/v1', meter.openai);
+      const res = await request(app).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-limit-requests']).toBe('5');
+      // Within the two-second window, not the default minute ("1m0s" or "59.9s").
+      expect(res.headers['x-ratelimit-reset-requests']).toMatch(/^(\d+ms|[12](\.\d+)?s)$/);
+    } finally {
+      await meter.close();
+      given.redis?.disconnect();
+    }
   });
 });
 

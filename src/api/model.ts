@@ -10,14 +10,20 @@ export const modelSchema = z.strictObject({
   created: z.number().int(),
   owned_by: z.string(),
   context_length: z.number().int(),
-  max_output_tokens: z.number().int(),
-  capabilities: z.strictObject({
-    tools: z.boolean(),
-    json_mode: z.boolean(),
-    vision: z.boolean(),
-    developer_role: z.union([z.boolean(), z.literal('system')]),
-    sampling_parameters: z.array(z.string()),
-  }),
+  /** Absent for a model that serves embeddings alone: it produces no output. */
+  max_output_tokens: z.number().int().optional(),
+  /** An embeddings model's vector length, when the models file gives it. */
+  dimensions: z.number().int().optional(),
+  /** What a chat model accepts; absent for a model that serves embeddings alone (none of it applies). */
+  capabilities: z
+    .strictObject({
+      tools: z.boolean(),
+      json_mode: z.boolean(),
+      vision: z.boolean(),
+      developer_role: z.union([z.boolean(), z.literal('system')]),
+      sampling_parameters: z.array(z.string()),
+    })
+    .optional(),
   /** The endpoints it serves. */
   endpoints: z.array(z.enum(ENDPOINTS)),
   /**
@@ -49,20 +55,26 @@ export type ModelObject = z.infer<typeof modelSchema>;
 
 export function modelObject(m: Model): ModelObject {
   const c = m.capabilities;
+  const embeddingsOnly = servesEmbeddingsOnly(m.endpoints);
   return {
     id: m.id,
     object: 'model',
     created: m.created,
     owned_by: m.ownedBy,
     context_length: m.contextLength,
-    max_output_tokens: m.maxOutputTokens,
-    capabilities: {
-      tools: c.tools,
-      json_mode: c.jsonMode,
-      vision: c.vision,
-      developer_role: c.developerRole === 'system' ? 'system' : c.developerRole === 'native',
-      sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
-    },
+    ...(embeddingsOnly ? {} : { max_output_tokens: m.maxOutputTokens }),
+    ...(m.dimensions === undefined ? {} : { dimensions: m.dimensions }),
+    ...(embeddingsOnly
+      ? {}
+      : {
+          capabilities: {
+            tools: c.tools,
+            json_mode: c.jsonMode,
+            vision: c.vision,
+            developer_role: c.developerRole === 'system' ? 'system' : c.developerRole === 'native',
+            sampling_parameters: c.sampling ? [...c.sampling] : [...SAMPLING_PARAMETERS],
+          },
+        }),
     endpoints: [...m.endpoints],
     quota_weight: weightObject(m),
     pricing: m.pricing ? pricingObject(m.pricing) : null,

@@ -25,8 +25,13 @@ const modelSchema = z.strictObject({
   upstream_url: httpUrl.optional(),
   /** Context window in tokens (prompt plus completion). */
   context_length: z.number().int().positive(),
-  /** Most completion tokens one request may ask for; the reservation when the client names none. */
-  max_output_tokens: z.number().int().positive(),
+  /**
+   * Most completion tokens one request may ask for; the reservation when the client names none. Required unless the
+   * model serves embeddings alone (which produce no output tokens).
+   */
+  max_output_tokens: z.number().int().positive().optional(),
+  /** An embeddings model's vector length, shown on /v1/models and the model page (the upstream decides it). */
+  dimensions: z.number().int().positive().optional(),
   /** The endpoints the model serves: chat, completions, embeddings, responses. Default: chat, completions, responses. */
   endpoints: z
     .array(z.enum(ENDPOINTS, { error: `must be one of ${ENDPOINTS.join(', ')}` }))
@@ -71,9 +76,24 @@ const modelSchema = z.strictObject({
   owned_by: z.string().min(1).optional(),
 });
 
+/** Whether an entry's endpoints are embeddings alone (the default endpoints are not). */
+const embeddingsOnly = (endpoints: readonly string[] | undefined) => endpoints?.length === 1 && endpoints[0] === 'embeddings';
+
+/** The output allowance a model with outputs must have; an embeddings-only model needs none. */
+const modelEntrySchema = modelSchema.superRefine((m, ctx) => {
+  if (m.max_output_tokens === undefined && !embeddingsOnly(m.endpoints))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['max_output_tokens'],
+      message: 'is required (only a model that serves embeddings alone has no output)',
+    });
+  if (m.dimensions !== undefined && !m.endpoints?.includes('embeddings'))
+    ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'applies only to a model that serves embeddings' });
+});
+
 export const fileSchema = z.strictObject({
   upstreams: z.array(upstreamSchema).default([]),
-  models: z.array(modelSchema).min(1, 'must list at least one model'),
+  models: z.array(modelEntrySchema).min(1, 'must list at least one model'),
 });
 
 export type ModelEntry = z.input<typeof modelSchema>;

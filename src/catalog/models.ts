@@ -48,7 +48,10 @@ export interface Model {
   fallbacks: readonly string[];
   upstreamApiKey: string | undefined;
   contextLength: number;
+  /** 0 for a model that serves embeddings alone: it produces no output. */
   maxOutputTokens: number;
+  /** An embeddings model's vector length, when the models file gives it. */
+  dimensions: number | undefined;
   inputWeight: number;
   /** Per prompt token the upstream reports as cached (≤ inputWeight, so a reservation at inputWeight covers it). */
   cachedInputWeight: number;
@@ -114,7 +117,8 @@ function modelOf(
   fail: (msg: string) => Error,
   ownPools: Map<string, PoolSpec>,
 ): Model {
-  if (m.max_output_tokens > m.context_length) throw fail(`model ${m.id}: max_output_tokens exceeds context_length`);
+  if (m.max_output_tokens !== undefined && m.max_output_tokens > m.context_length)
+    throw fail(`model ${m.id}: max_output_tokens exceeds context_length`);
   if (m.upstream !== undefined && m.upstream_url !== undefined) throw fail(`model ${m.id}: give upstream or upstream_url, not both`);
   const weight = m.quota_weight;
   // A prompt is reserved at the input weight before anyone knows what the upstream will find cached.
@@ -137,7 +141,9 @@ function modelOf(
     fallbacks: m.fallbacks,
     upstreamApiKey: up ? up.apiKey : defaults.upstreamApiKey,
     contextLength: m.context_length,
-    maxOutputTokens: m.max_output_tokens,
+    // The schema requires max_output_tokens of every model with outputs.
+    maxOutputTokens: embeddingsOnly ? 0 : (m.max_output_tokens ?? 0),
+    dimensions: m.dimensions,
     inputWeight: weight.input,
     cachedInputWeight: weight.cached_input ?? weight.input,
     outputWeight: weight.output,

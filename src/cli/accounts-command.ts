@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { AdminClientError } from './admin-client';
 import { count, table, time } from './cli-format';
-import { clientFor, common, expiry, expiryOptions, positiveInt, print, readPasswordFromStdin, type Common } from './cli-options';
+import { clientFor, expiry, expiryOptions, positiveInt, print, readPasswordFromStdin, type Common } from './cli-options';
 import { packagesTable } from './keys-command';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
 import type { AccountObject } from '../api';
@@ -42,7 +42,7 @@ export function accountsCommand(program: Command): void {
 
 /** `accounts create`: an account, with a first package, limits and budget when given. */
 function createCommand(accounts: Command): void {
-  budgetOption(limitOptions(common(accounts.command('create'))), 'all its keys together')
+  budgetOption(limitOptions(accounts.command('create')), 'all its keys together')
     .description('create an account (with --role admin and a password: a console administrator)')
     .option('--email <email>', 'the login email (lower-cased; unique)')
     .option('--name <name>', 'a display name')
@@ -86,7 +86,8 @@ function createCommand(accounts: Command): void {
 
 /** `accounts list`: a page of accounts, oldest first. */
 function listCommand(accounts: Command): void {
-  common(accounts.command('list'))
+  accounts
+    .command('list')
     .description('list accounts, oldest first')
     .option('--search <text>', 'only accounts whose email or name contains this')
     .option('--after <id>', 'only accounts after this id (the next page)')
@@ -97,8 +98,19 @@ function listCommand(accounts: Command): void {
         page.data.length === 0
           ? 'No accounts.'
           : table(
-              ['ID', 'EMAIL', 'NAME', 'ROLE', 'STATUS', 'PASSWORD', 'CREATED'],
-              page.data.map((a) => [a.id, a.email ?? '-', a.name || '-', a.role, a.status, a.has_password ? 'yes' : 'no', time(a.created)]),
+              ['ID', 'EMAIL', 'NAME', 'ROLE', 'STATUS', 'BALANCE', 'RESERVED', 'DEBT', 'PASSWORD', 'CREATED'],
+              page.data.map((a) => [
+                a.id,
+                a.email ?? '-',
+                a.name || '-',
+                a.role,
+                a.status,
+                count(a.balance),
+                count(a.reserved),
+                count(a.debt),
+                a.has_password ? 'yes' : 'no',
+                time(a.created),
+              ]),
             ) + (page.has_more ? `\n\nMore: --after ${page.data[page.data.length - 1].id}` : ''),
       );
     });
@@ -106,7 +118,8 @@ function listCommand(accounts: Command): void {
 
 /** `accounts show`: one account with its balance, packages, usage and keys. */
 function showCommand(accounts: Command): void {
-  common(accounts.command('show'))
+  accounts
+    .command('show')
     .description('show an account: balance, packages, usage and keys')
     .argument('<id>', 'the account id')
     .action(async (id: string, opts: Common) => {
@@ -154,7 +167,8 @@ function showCommand(accounts: Command): void {
 
 /** `accounts update`: name, role or a new password. */
 function updateCommand(accounts: Command): void {
-  common(accounts.command('update'))
+  accounts
+    .command('update')
     .description('rename an account, set its role or a new password')
     .argument('<id>', 'the account id')
     .option('--name <name>', 'a new display name')
@@ -173,7 +187,8 @@ function statusCommands(accounts: Command): void {
     ['disable', 'disabled', 'its keys are refused at once, on every process'],
     ['enable', 'active', 'its keys work again'],
   ] as const) {
-    common(accounts.command(command))
+    accounts
+      .command(command)
       .description(`${command} an account: ${effect}`)
       .argument('<id>', 'the account id')
       .action(async (id: string, opts: Common) => {
@@ -185,7 +200,7 @@ function statusCommands(accounts: Command): void {
 
 /** `accounts grant`: a token package. */
 function grantCommand(accounts: Command): void {
-  expiryOptions(common(accounts.command('grant')), 'package')
+  expiryOptions(accounts.command('grant'), 'package')
     .description('grant a token package to an account')
     .argument('<id>', 'the account id')
     .requiredOption('--tokens <n>', 'tokens in the package', positiveInt)

@@ -135,24 +135,32 @@ export class AdminClient {
         signal: AbortSignal.timeout(15_000),
       });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      const reason = (err as { cause?: { code?: string; message?: string } }).cause;
+      const cause = reason?.code ?? reason?.message ?? (err as Error).name;
       throw new AdminClientError(`cannot reach ${this.baseUrl} (${cause}). Is the proxy running? Use --url or TOKENMETER_URL.`);
     }
     const text = await res.text();
+    // What came back, for a server that is not tokenmeter: its status and content type say what it is.
+    const notTokenmeter = () =>
+      new AdminClientError(
+        `${this.baseUrl} is not tokenmeter: ${method} ${path.split('?')[0]} answered ${res.status} ${res.headers.get('content-type') ?? 'without a content type'}. Check --url or TOKENMETER_URL.`,
+      );
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new AdminClientError(`${this.baseUrl} answered ${res.status} with something that is not tokenmeter's admin API.`);
+      throw notTokenmeter();
     }
     if (res.ok) return parsed as T;
-    const message = (parsed as { error?: { message?: string } }).error?.message ?? `status ${res.status}`;
+    const error = (parsed as { error?: { message?: unknown; code?: unknown } } | null)?.error;
+    if (typeof error?.message !== 'string') throw notTokenmeter();
     if (res.status === 401)
       throw new AdminClientError(`the admin token was refused: set TOKENMETER_ADMIN_TOKEN to the proxy's ADMIN_TOKEN.`);
-    if (res.status === 404 && message.startsWith('Unknown route')) {
+    // tokenmeter without ADMIN_TOKEN: its own 404 for a route it does not have, naming this very request.
+    if (res.status === 404 && error.code === 'not_found' && error.message === `Unknown route: ${method} ${new URL(url).pathname}`) {
       throw new AdminClientError(`${this.baseUrl} has no admin API: start the proxy with ADMIN_TOKEN set.`);
     }
-    throw new AdminClientError(message);
+    throw new AdminClientError(error.message);
   }
 }
 

@@ -3,7 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { BudgetObject, BudgetRequest } from '../api';
 import { AdminClientError, type AdminClient } from './admin-client';
 import { count, time } from './cli-format';
-import { clientFor, common, print, type Common } from './cli-options';
+import { clientFor, print, type Common } from './cli-options';
 
 const PERIODS = ['day', 'week', 'month'];
 
@@ -42,7 +42,8 @@ export function budgetCommand(
   what: 'key' | 'account',
   set: (client: AdminClient, id: string, budget: BudgetRequest | null) => Promise<{ id: string; budget: BudgetObject | null }>,
 ): void {
-  common(group.command('budget'))
+  group
+    .command('budget')
     .description(
       `change ${what === 'key' ? "a key's" : "an account's"} budget per UTC day, week or month (what the period spent still counts; --none removes it)`,
     )

@@ -1,10 +1,11 @@
-/** What every `tokenmeter` command shares: --url and --json, argument parsers, the admin client and printing. */
+/** What every `tokenmeter` command shares: the global options, argument parsers, the admin client and printing. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminClient, AdminClientError } from './admin-client';
 import { durationSeconds } from './cli-format';
 
 export interface Common {
   url: string;
+  adminToken?: string;
   json?: boolean;
 }
 
@@ -41,17 +42,55 @@ export function expiryOptions(cmd: Command, what: string): Command {
     .option('--expires-in <duration>', `the ${what} expires after this long (30d, 12h, …)`, duration);
 }
 
-/** Adds --url and --json to a command, so they work after the subcommand as people type them. */
-export function common(cmd: Command): Command {
-  return cmd
-    .addOption(new Option('--url <url>', 'the proxy').env('TOKENMETER_URL').default(DEFAULT_URL))
-    .option('--json', 'print JSON for scripts');
+/**
+ * The options every command takes (--url, --admin-token, --json), on the program so that they are accepted before
+ * the subcommand and after it alike; the command that runs finds them among its own (a preAction hook copies them).
+ * Call before adding subcommands: they inherit the help setting that lists these options under each of them.
+ */
+export function globalOptions(program: Command): Command {
+  return program
+    .addOption(
+      new Option('--url <url>', 'the proxy’s address, without /v1 (the admin API is at its root)')
+        .env('TOKENMETER_URL')
+        .default(DEFAULT_URL),
+    )
+    .addOption(
+      new Option('--admin-token <token>', 'the proxy’s ADMIN_TOKEN (prefer the variable: arguments show in the process list)').env(
+        'TOKENMETER_ADMIN_TOKEN',
+      ),
+    )
+    .option('--json', 'print JSON for scripts')
+    .configureHelp({ showGlobalOptions: true })
+    .hook('preAction', (root, action) => {
+      for (const [name, value] of Object.entries(root.opts())) if (value !== undefined) action.setOptionValue(name, value);
+    });
 }
 
+/** The admin client for --url, once the URL is one the admin API can be at. */
 export function clientFor(opts: Common): AdminClient {
-  const token = process.env.TOKENMETER_ADMIN_TOKEN;
-  if (!token) throw new AdminClientError('set TOKENMETER_ADMIN_TOKEN to the proxy’s ADMIN_TOKEN.');
-  return new AdminClient(opts.url, token);
+  const token = opts.adminToken ?? process.env.TOKENMETER_ADMIN_TOKEN;
+  if (!token) throw new AdminClientError('set TOKENMETER_ADMIN_TOKEN (or --admin-token) to the proxy’s ADMIN_TOKEN.');
+  return new AdminClient(adminBase(opts.url), token);
+}
+
+/** The URL given, checked for the two usual slips: no scheme, and the OpenAI base URL (…/v1) instead of the server's. */
+export function adminBase(url: string): string {
+  if (!/^https?:\/\//i.test(url)) {
+    const hint = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? '' : ` (http://${url})`;
+    throw new AdminClientError(`--url ${url}: give the scheme, http:// or https://${hint}.`);
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new AdminClientError(`--url ${url}: not a URL.`);
+  }
+  const path = parsed.pathname.replace(/\/+$/, '');
+  if (/\/v1$/.test(path)) {
+    const root = `${parsed.origin}${path.slice(0, -3)}`;
+    throw new AdminClientError(`--url ${url}: drop /v1, the admin API is at the server's root: --url ${root}.`);
+  }
+  return url;
 }
 
 export function print(opts: Common, value: unknown, human: () => string): void {

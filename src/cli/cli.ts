@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { accountsCommand } from './accounts-command';
 import { AdminClientError } from './admin-client';
-import { clientFor, common, print, type Common } from './cli-options';
+import { clientFor, globalOptions, print, type Common } from './cli-options';
 import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
 import { productsCommand } from './products-command';
@@ -14,9 +14,13 @@ import { webhooksCommand } from './webhooks-command';
 export function buildCli(): Command {
   const program = new Command('tokenmeter')
     .description(
-      'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks, and see the upstream pools, through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
+      'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks, and see the upstream pools, through the admin API.\n\n' +
+        "The proxy's address comes from --url or TOKENMETER_URL (default http://127.0.0.1:8080, without /v1); the admin " +
+        "token from TOKENMETER_ADMIN_TOKEN (the proxy's ADMIN_TOKEN) or --admin-token. The global options go before or " +
+        'after the subcommand.',
     )
     .showHelpAfterError();
+  globalOptions(program);
 
   // One file per command group.
   accountsCommand(program);
@@ -28,7 +32,8 @@ export function buildCli(): Command {
   upstreamsCommand(program);
 
   const models = program.command('models').description('the models file');
-  common(models.command('reload'))
+  models
+    .command('reload')
     .description('reload the models file on the proxy (a bad file is refused and the old catalog stays)')
     .action(async (opts: Common) => {
       const r = await clientFor(opts).reloadModels();

@@ -1,12 +1,12 @@
 /** `tokenmeter codes`: redemption codes, shown once when made. */
 import type { Command } from 'commander';
 import { count, table, time } from './cli-format';
-import { clientFor, common, expiry, expiryOptions, positiveInt, print, type Common } from './cli-options';
+import { clientFor, expiry, expiryOptions, positiveInt, print, type Common } from './cli-options';
 
 export function codesCommand(program: Command): void {
   const codes = program.command('codes').description('redemption codes for token packages');
 
-  expiryOptions(common(codes.command('create')), 'code')
+  expiryOptions(codes.command('create'), 'code')
     .description('make codes for a product or a token amount; the codes are shown only now')
     .option('--product <id>', 'the product the codes buy')
     .option('--tokens <n>', 'or: tokens each code credits', positiveInt)
@@ -34,7 +34,8 @@ export function codesCommand(program: Command): void {
       },
     );
 
-  common(codes.command('list'))
+  codes
+    .command('list')
     .description('list codes: status and who redeemed them (never the codes)')
     .action(async (opts: Common) => {
       const { data } = await clientFor(opts).listCodes();

@@ -1,8 +1,9 @@
 /** `tokenmeter keys …` and `tokenmeter packages grant`: API keys and the packages of their accounts. */
 import type { Command } from 'commander';
 import type { PackageObject } from '../api';
+import { AdminClientError, type AdminClient } from './admin-client';
 import { count, table, time } from './cli-format';
-import { clientFor, common, expiry, expiryOptions, modelList, positiveInt, print, type Common } from './cli-options';
+import { clientFor, expiry, expiryOptions, modelList, positiveInt, print, type Common } from './cli-options';
 import { limitOptions, limitRows, limitsCommand, limitsFrom, limitsText, type LimitFlags } from './limits-cli';
 import { budgetCommand, budgetOption, budgetRows, budgetText } from './budget-cli';
 import type { BudgetRequest } from '../api';
@@ -20,7 +21,7 @@ export function keysCommand(program: Command): void {
 
 /** `keys create`: a key (in a new account unless one is named); its secret printed once. */
 function createCommand(keys: Command): void {
-  budgetOption(limitOptions(expiryOptions(common(keys.command('create')), 'key')), 'the key')
+  budgetOption(limitOptions(expiryOptions(keys.command('create'), 'key')), 'the key')
     .description('create a key (in a new account of its own, unless --account names one); its secret is shown once')
     .option('--name <name>', 'a label for the key')
     .option('--account <id>', 'the account whose balance the key spends')
@@ -67,7 +68,8 @@ function createCommand(keys: Command): void {
 
 /** `keys list`: every key, or one account's. */
 function listCommand(keys: Command): void {
-  common(keys.command('list'))
+  keys
+    .command('list')
     .description('list keys')
     .option('--account <id>', "only this account's keys")
     .action(async (opts: Common & { account?: string }) => {
@@ -98,11 +100,13 @@ function listCommand(keys: Command): void {
 
 /** `keys show`: one key with the balance its account offers it, the packages and its usage. */
 function showCommand(keys: Command): void {
-  common(keys.command('show'))
+  keys
+    .command('show')
     .description("show a key: the balance its account offers it, the account's packages, the key's usage")
-    .argument('<id>', 'the key id')
-    .action(async (id: string, opts: Common) => {
-      const k = await clientFor(opts).showKey(id);
+    .argument('<id>', 'the key id (key_…), or the start of its secret (sk-…, at least its shown prefix)')
+    .action(async (idOrSecret: string, opts: Common) => {
+      const client = clientFor(opts);
+      const k = await client.showKey(await keyIdOf(client, idOrSecret));
       print(opts, k, () =>
         [
           table(
@@ -142,7 +146,8 @@ function showCommand(keys: Command): void {
 
 /** `keys revoke`. */
 function revokeCommand(keys: Command): void {
-  common(keys.command('revoke'))
+  keys
+    .command('revoke')
     .description('revoke a key; its next request is refused')
     .argument('<id>', 'the key id')
     .action(async (id: string, opts: Common) => {
@@ -154,7 +159,7 @@ function revokeCommand(keys: Command): void {
 /** `packages grant`: a token package for a key's account. */
 function packagesCommand(program: Command): void {
   const packages = program.command('packages').description('grant token packages');
-  expiryOptions(common(packages.command('grant')), 'package')
+  expiryOptions(packages.command('grant'), 'package')
     .description("grant a token package to a key's account")
     .argument('<key-id>', 'the key id')
     .requiredOption('--tokens <n>', 'tokens in the package', positiveInt)
@@ -175,4 +180,22 @@ export function packagesTable(packages: PackageObject[]): string {
         ['PACKAGE', 'TOKENS', 'REMAINING', 'EXPIRES', 'CREATED'],
         packages.map((p) => [p.id, count(p.tokens), count(p.remaining), time(p.expires_at), time(p.created)]),
       );
+}
+
+/**
+ * The key id for `keys show`'s argument: an id as it is; the start of a secret (what an operator has at hand) matched
+ * here against the keys' shown prefixes, so the secret itself never goes to the server.
+ */
+async function keyIdOf(client: AdminClient, arg: string): Promise<string> {
+  if (arg.startsWith('key_')) return arg;
+  if (!arg.startsWith('sk-'))
+    throw new AdminClientError(`keys show takes a key id (key_…) or the start of a key's secret (sk-…), not ${arg}.`);
+  const { data } = await client.listKeys();
+  const matches = data.filter((k) => arg.startsWith(k.prefix));
+  if (matches.length === 1) return matches[0].id;
+  if (matches.length === 0)
+    throw new AdminClientError(`no key's secret starts with ${arg.slice(0, 12)}…: give at least its shown prefix, or the key id (key_…).`);
+  throw new AdminClientError(
+    `${matches.length} keys share the prefix ${matches[0].prefix}: give the key id (key_…): ${matches.map((k) => k.id).join(', ')}.`,
+  );
 }

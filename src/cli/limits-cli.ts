@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { LimitsObject, LimitUseObject } from '../api';
 import { AdminClientError, type AdminClient } from './admin-client';
 import { count } from './cli-format';
-import { clientFor, common, positiveInt, print, type Common } from './cli-options';
+import { clientFor, positiveInt, print, type Common } from './cli-options';
 
 export interface LimitFlags {
   rpm?: number;
@@ -55,7 +55,7 @@ export function limitsCommand(
   what: 'key' | 'account',
   set: (client: AdminClient, id: string, limits: LimitsObject | null) => Promise<{ id: string; limits: LimitsObject | null }>,
 ): void {
-  limitOptions(common(group.command('limits')), true)
+  limitOptions(group.command('limits'), true)
     .description(`change ${what === 'key' ? "a key's" : "an account's"} rate and concurrency limits (replacing them; --none removes them)`)
     .argument('<id>', `the ${what} id`)
     .action(async (id: string, opts: Common & LimitFlags) => {

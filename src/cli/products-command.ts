@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { ProductObject } from '../api';
 import { count, table } from './cli-format';
-import { clientFor, common, positiveInt, print, type Common } from './cli-options';
+import { clientFor, positiveInt, print, type Common } from './cli-options';
 
 function price(value: string): number {
   const n = Number(value);
@@ -36,7 +36,8 @@ interface ProductOptions extends Common {
 export function productsCommand(program: Command): void {
   const products = program.command('products').description('the product center: token packages for sale');
 
-  common(products.command('create'))
+  products
+    .command('create')
     .description('create a product')
     .option('--id <id>', 'its id (1-64 of a-z 0-9 _ -); generated when omitted')
     .requiredOption('--name <name>', 'what buyers see')
@@ -58,14 +59,16 @@ export function productsCommand(program: Command): void {
       print(opts, p, () => `Created product ${p.id}.\n\n${productTable([p])}`);
     });
 
-  common(products.command('list'))
+  products
+    .command('list')
     .description('list products, active or not')
     .action(async (opts: Common) => {
       const { data } = await clientFor(opts).listProducts();
       print(opts, data, () => (data.length === 0 ? 'No products yet: create one with `tokenmeter products create`.' : productTable(data)));
     });
 
-  common(products.command('update'))
+  products
+    .command('update')
     .description('change a product (packages already bought keep what they were sold with)')
     .argument('<id>', 'the product id')
     .option('--name <name>', 'what buyers see')

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { UpstreamPoolObject } from '../api/upstream';
 import { table } from './cli-format';
-import { clientFor, common, print, type Common } from './cli-options';
+import { clientFor, print, type Common } from './cli-options';
 
 /** One row per server, its pool and models first. */
 function rows(pools: UpstreamPoolObject[]): (string | number)[][] {
@@ -21,7 +21,8 @@ function rows(pools: UpstreamPoolObject[]): (string | number)[][] {
 }
 
 export function upstreamsCommand(program: Command): void {
-  common(program.command('upstreams'))
+  program
+    .command('upstreams')
     .description("the upstream pools: each server's health, in-flight requests and last error")
     .action(async (opts: Common) => {
       const { data } = await clientFor(opts).upstreams();

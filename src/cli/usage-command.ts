@@ -2,12 +2,12 @@
 import type { Command } from 'commander';
 import { count, table, time } from './cli-format';
 import { usageExportCommand } from './usage-export';
-import { clientFor, common, positiveInt, print, unixTime, type Common } from './cli-options';
+import { clientFor, positiveInt, print, unixTime, type Common } from './cli-options';
 
 export function usageCommand(program: Command): void {
   const usage = program.command('usage');
   usageExportCommand(usage);
-  common(usage)
+  usage
     .description('list usage records, newest last')
     .option('--account-id <id>', 'only this account')
     .option('--key-id <id>', 'only this key')

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { usageCloudEvent, type UsageObject } from '../api';
 import type { AdminClient } from './admin-client';
-import { clientFor, common, unixTime, type Common } from './cli-options';
+import { clientFor, unixTime, type Common } from './cli-options';
 
 const FORMATS = ['csv', 'ndjson', 'cloudevents'] as const;
 type Format = (typeof FORMATS)[number];
@@ -59,7 +59,8 @@ async function* accounts(client: AdminClient): AsyncGenerator<string> {
 }
 
 export function usageExportCommand(usage: Command): void {
-  common(usage.command('export'))
+  usage
+    .command('export')
     .description('stream the ledger to stdout (every account, oldest first within each); progress on stderr')
     .option('--since <unix>', 'from this Unix time', unixTime)
     .option('--until <unix>', 'up to this Unix time', unixTime)

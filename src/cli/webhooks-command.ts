@@ -1,12 +1,13 @@
 /** `tokenmeter webhooks`: the endpoints events are delivered to, their deliveries, redelivery; an account's low-balance threshold. */
 import type { Command } from 'commander';
 import { table, time } from './cli-format';
-import { clientFor, common, positiveInt, print, type Common } from './cli-options';
+import { clientFor, positiveInt, print, type Common } from './cli-options';
 
 export function webhooksCommand(program: Command): void {
   const webhooks = program.command('webhooks').description('webhook endpoints and their deliveries');
 
-  common(webhooks.command('create <url>'))
+  webhooks
+    .command('create <url>')
     .description('add an endpoint; its signing secret is shown this once')
     .option('--events <types>', 'comma-separated event types, * for all but usage.settled', '*')
     .action(async (url: string, opts: Common & { events: string }) => {
@@ -18,7 +19,8 @@ export function webhooksCommand(program: Command): void {
       print(opts, e, () => `Endpoint ${e.id} for ${e.events.join(', ')}\nSigning secret (shown once): ${e.secret}`);
     });
 
-  common(webhooks.command('list'))
+  webhooks
+    .command('list')
     .description('list endpoints')
     .action(async (opts: Common) => {
       const { data } = await clientFor(opts).listWebhooks();
@@ -32,14 +34,16 @@ export function webhooksCommand(program: Command): void {
       );
     });
 
-  common(webhooks.command('delete <id>'))
+  webhooks
+    .command('delete <id>')
     .description('remove an endpoint with its queue')
     .action(async (id: string, opts: Common) => {
       const r = await clientFor(opts).deleteWebhook(id);
       print(opts, r, () => `Deleted ${id}.`);
     });
 
-  common(webhooks.command('deliveries <id>'))
+  webhooks
+    .command('deliveries <id>')
     .description("an endpoint's deliveries, newest first, with their attempts")
     .option('--limit <n>', 'at most this many (1-1000)', positiveInt, 50)
     .action(async (id: string, opts: Common & { limit: number }) => {
@@ -57,14 +61,16 @@ export function webhooksCommand(program: Command): void {
       );
     });
 
-  common(webhooks.command('redeliver <delivery-id>'))
+  webhooks
+    .command('redeliver <delivery-id>')
     .description('queue a delivered or failed delivery again')
     .action(async (id: string, opts: Common) => {
       const d = await clientFor(opts).redeliver(id);
       print(opts, d, () => `Queued ${d.id} again (event ${d.event_id}).`);
     });
 
-  common(webhooks.command('low-balance <account-id> <tokens>'))
+  webhooks
+    .command('low-balance <account-id> <tokens>')
     .description("set an account's balance.low threshold in tokens (default: the configured LOW_BALANCE_TOKENS)")
     .action(async (accountId: string, tokens: string, opts: Common) => {
       const value = tokens === 'default' ? null : Number(tokens);

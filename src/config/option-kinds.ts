@@ -48,9 +48,13 @@ export function url<D extends string | undefined = undefined>(fallback?: D) {
   return kind(check, fallback as D, asIs);
 }
 
-/** A whole number greater than 0. */
-export function whole<D extends number | undefined = undefined>(fallback?: D) {
-  const check = z.number({ error: 'must be a whole number' }).int('must be a whole number').positive('must be greater than 0');
+/** A whole number greater than 0 (and at most `max`, when given). */
+export function whole<D extends number | undefined = undefined>(fallback?: D, max = Number.MAX_SAFE_INTEGER) {
+  const check = z
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .positive('must be greater than 0')
+    .max(max, `must be at most ${max}`);
   return kind(check, fallback as D, asNumber);
 }
 

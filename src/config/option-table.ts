@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { NOT_FORWARDABLE } from '../http/http-headers';
+import { MAX_GRANT_TOKENS } from '../store/records/account';
 import { flag, headerNames, oneOf, port, proxyTrust, seconds, size, text, url, whole, workerCount, type OptionKind } from './option-kinds';
 
 export type Scope = 'meter' | 'server';
@@ -106,6 +107,10 @@ export const OPTIONS = {
   loginMaxFailures: meter('LOGIN_MAX_FAILURES', whole(10)),
   /** The failed-login window, in minutes. */
   loginFailureWindowMinutes: meter('LOGIN_FAILURE_WINDOW_MINUTES', whole(15)),
+  /** Tokens of the trial package each self-service registration gets, once per account; unset: none. */
+  signupTokens: meter('SIGNUP_TOKENS', whole(undefined, MAX_GRANT_TOKENS)),
+  /** Days the trial package of `signupTokens` stays valid; unset: it never expires. */
+  signupTokensValidDays: meter('SIGNUP_TOKENS_VALID_DAYS', whole()),
   /** Console registrations allowed per client address in each hour: a budget apart from failed logins. */
   registrationsPerHour: meter('REGISTRATIONS_PER_HOUR', whole(10)),
   /** The most API keys an account may have, revoked and expired ones included (they are kept). */

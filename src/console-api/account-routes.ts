@@ -19,6 +19,7 @@ import { invalidRequest } from '../http/zod-errors';
 import type { Logger } from '../observability/logger';
 import type { GuardedHandler, StoreGuard } from '../http/store-guard';
 import type { AccountStore } from '../store/ports/account-store';
+import type { NewTrial } from '../store/records/account';
 import {
   loginRequest,
   logoutRequest,
@@ -37,6 +38,8 @@ export interface AccountRoutesDeps {
   sessions: Sessions;
   throttle: LoginThrottle;
   registration: 'open' | 'closed';
+  /** The trial package each registration gets (SIGNUP_TOKENS); undefined: none. */
+  trial: NewTrial | undefined;
   logger: Logger;
   guard: StoreGuard;
   secure: (req: Request) => boolean;
@@ -99,6 +102,9 @@ function register(deps: AccountRoutesDeps): GuardedHandler {
       passwordHash: await hashPassword(password),
       role: 'member',
       status: 'active',
+      // Credited in the step that makes the account: an email already taken (a second registration, a retried
+      // request) makes nothing and so grants nothing.
+      trial: deps.trial,
     });
     if (created.kind === 'email_taken') {
       return sendError(res, apiError('email_taken', 'An account with this email exists: log in instead.', 'email'));

@@ -18,6 +18,7 @@ import type { SessionStore } from '../store/ports/session-store';
 import type { AccountStore } from '../store/ports/account-store';
 import type { KeyStore } from '../store/ports/key-store';
 import type { UsageLedger } from '../store/ports/usage-ledger';
+import type { NewTrial } from '../store/records/account';
 import { accountRoutes } from './account-routes';
 import { commerceRoutes } from './commerce-routes';
 import { keyRoutes } from './key-routes';
@@ -34,6 +35,8 @@ export interface ConsoleApiOptions {
   /** The store-failure wrapper every handler runs in. */
   guard: StoreGuard;
   registration: 'open' | 'closed';
+  /** The trial package each registration gets (SIGNUP_TOKENS); undefined: none. */
+  trial: NewTrial | undefined;
   sessionIdleMs: number;
   sessionMaxMs: number;
   loginMaxFailures: number;
@@ -72,6 +75,7 @@ export function consoleApi(options: ConsoleApiOptions): Router {
       sessions,
       throttle,
       registration: options.registration,
+      trial: options.trial,
       logger,
       guard,
       secure,

@@ -8,7 +8,7 @@ import { topbar, type Viewer } from './server-nav';
 const count = (n: number) => n.toLocaleString('en-US');
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
 
-function developerMessages(role: ModelObject['capabilities']['developer_role']): string {
+function developerMessages(role: NonNullable<ModelObject['capabilities']>['developer_role']): string {
   if (role === 'system') return 'yes (sent as system)';
   return yesNo(role);
 }
@@ -78,44 +78,66 @@ function hostedTools(tools: ModelObject['hosted_tools']): Html | string {
   )}`;
 }
 
+/** An embeddings model's cell: what it makes (vectors, of how many dimensions), where a chat model lists what it accepts. */
+function embeddingsCell(m: ModelObject): Html {
+  return html`<dl class="pairs">
+    <div>
+      <dt>Makes</dt>
+      <dd>embeddings</dd>
+    </div>
+    ${
+      m.dimensions === undefined
+        ? ''
+        : html`<div>
+            <dt>Dimensions</dt>
+            <dd>${count(m.dimensions)}</dd>
+          </div>`
+    }
+  </dl>`;
+}
+
 function modelRow(m: ModelObject): Html {
   const c = m.capabilities;
   return html`<tr>
     <th scope="row" data-label="Model"><code>${m.id}</code><br /><span class="muted">by ${m.owned_by}</span></th>
     <td data-label="Context length">${count(m.context_length)} tokens</td>
-    <td data-label="Most output">${count(m.max_output_tokens)} tokens</td>
-    <td data-label="Endpoints">${endpointList(m.endpoints)}</td>
-    <td data-label="Capabilities">
-      <dl class="pairs">
-        <div>
-          <dt>Tools</dt>
-          <dd>${yesNo(c.tools)}</dd>
-        </div>
-        <div>
-          <dt>JSON mode</dt>
-          <dd>${yesNo(c.json_mode)}</dd>
-        </div>
-        <div>
-          <dt>Vision</dt>
-          <dd>${yesNo(c.vision)}</dd>
-        </div>
-        <div>
-          <dt>Developer messages</dt>
-          <dd>${developerMessages(c.developer_role)}</dd>
-        </div>
-        <div>
-          <dt>Sampling parameters</dt>
-          <dd>${sampling(c.sampling_parameters)}</dd>
-        </div>
-        <div>
-          <dt>Hosted tools</dt>
-          <dd>${hostedTools(m.hosted_tools)}</dd>
-        </div>
-      </dl>
+    <td data-label="Most output">
+      ${m.max_output_tokens === undefined ? html`<span class="muted">no output</span>` : `${count(m.max_output_tokens)} tokens`}
     </td>
+    <td data-label="Endpoints">${endpointList(m.endpoints)}</td>
+    <td data-label="Capabilities">${c ? capabilityList(c, m.hosted_tools) : embeddingsCell(m)}</td>
     <td data-label="Draws from a package">${drawn(m.quota_weight)}</td>
     <td data-label="Pricing">${price(m.pricing)}</td>
   </tr>`;
+}
+
+function capabilityList(c: NonNullable<ModelObject['capabilities']>, tools: ModelObject['hosted_tools']): Html {
+  return html`<dl class="pairs">
+    <div>
+      <dt>Tools</dt>
+      <dd>${yesNo(c.tools)}</dd>
+    </div>
+    <div>
+      <dt>JSON mode</dt>
+      <dd>${yesNo(c.json_mode)}</dd>
+    </div>
+    <div>
+      <dt>Vision</dt>
+      <dd>${yesNo(c.vision)}</dd>
+    </div>
+    <div>
+      <dt>Developer messages</dt>
+      <dd>${developerMessages(c.developer_role)}</dd>
+    </div>
+    <div>
+      <dt>Sampling parameters</dt>
+      <dd>${sampling(c.sampling_parameters)}</dd>
+    </div>
+    <div>
+      <dt>Hosted tools</dt>
+      <dd>${hostedTools(tools)}</dd>
+    </div>
+  </dl>`;
 }
 
 /**

@@ -87,9 +87,13 @@ export function errorBody(err: ApiError): OpenAIErrorBody {
  * Refusals that a retry cannot fix carry `x-should-retry: false`, which the official SDKs honour.
  */
 export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Record<string, string>): void {
-  // Leave the code for the request log and the refusal metrics.
-  const locals = (res as { locals?: { errorCode?: ErrorCode } }).locals;
-  if (locals) locals.errorCode = err.code;
+  // Leave the code for the request log and the refusal metrics; an upstream's fault also its message, which is what
+  // the operator needs to see (a stream where JSON was asked for, the upstream's own error).
+  const locals = (res as { locals?: { errorCode?: ErrorCode; errorMessage?: string } }).locals;
+  if (locals) {
+    locals.errorCode = err.code;
+    if (err.code.startsWith('upstream_')) locals.errorMessage = err.message;
+  }
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;

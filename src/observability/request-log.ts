@@ -23,6 +23,8 @@ export interface RequestFacts {
   endpoint?: EndpointName;
   stream?: boolean;
   errorCode?: ErrorCode;
+  /** An upstream fault's message (upstream_* codes only). */
+  errorMessage?: string;
   usage?: {
     promptTokens: number;
     completionTokens: number;
@@ -96,6 +98,7 @@ export function requestLog(options: RequestLogOptions) {
             stream: facts.stream,
             status,
             error: facts.errorCode,
+            ...(facts.errorMessage !== undefined && { errorDetail: facts.errorMessage }),
             durationMs: Math.round(seconds * 1000),
             ...(facts.usage && {
               promptTokens: facts.usage.promptTokens,

@@ -61,7 +61,9 @@ export function relayParsed(
       try {
         parsed = JSON.parse(buf.toString('utf8'));
       } catch {
-        return host.refuse(apiError('upstream_error', 'The upstream returned a response that is not valid JSON.'));
+        // Its content type says the usual cause: a stream (text/event-stream) where JSON was asked for.
+        const type = proxyRes.headers['content-type'] ?? 'no content type';
+        return host.refuse(apiError('upstream_error', `The upstream returned a response that is not valid JSON (${type}).`));
       }
       if (typeof parsed !== 'object' || parsed === null) return host.refuse(NOT_AN_OBJECT);
       // The parse already says whether the upstream named the model otherwise; only then are the bytes searched.

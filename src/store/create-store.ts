@@ -31,24 +31,41 @@ export interface Stores {
   webhooks: WebhookStore;
 }
 
-export function createStores(config: StoreConfig, logger: Logger): Stores {
+/** What the host gave instead of what the configuration would open: its own Redis client, sessions, commerce. */
+export interface GivenStores {
+  redis?: Redis | Cluster;
+  sessions?: SessionStore;
+  commerce?: CommerceStore;
+}
+
+/**
+ * The one place the stores are built, whether on the host's Redis client, on REDIS_URL or in memory, so every option
+ * (the rate-limit window, the prefix) reaches every backend. `close` closes only what was opened here.
+ */
+export function createStores(config: StoreConfig, logger: Logger, given: GivenStores = {}): Stores & { close: () => Promise<void> } {
   const limitWindowMs = config.rateLimitWindowSeconds * 1000;
-  if (!config.redisUrl)
+  const client = given.redis ?? (config.redisUrl ? connect(config, config.redisUrl, logger) : undefined);
+  if (client === undefined) {
+    const store = new MemoryStore({ limitWindowMs });
     return {
-      store: new MemoryStore({ limitWindowMs }),
-      sessions: new MemorySessionStore(),
-      commerce: new MemoryCommerceStore(),
+      store,
+      sessions: given.sessions ?? new MemorySessionStore(),
+      commerce: given.commerce ?? new MemoryCommerceStore(),
       responses: new MemoryResponseOwners(),
       webhooks: new MemoryWebhookStore(),
+      close: () => store.close(),
     };
-  const client = connect(config, config.redisUrl, logger);
+  }
   const prefix = config.redisPrefix;
+  const store = new RedisStore(client, { prefix, limitWindowMs });
   return {
-    store: new RedisStore(client, { prefix, limitWindowMs }),
-    sessions: new RedisSessionStore(client, { prefix }),
-    commerce: new RedisCommerceStore(client, { prefix }),
+    store,
+    sessions: given.sessions ?? new RedisSessionStore(client, { prefix }),
+    commerce: given.commerce ?? new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),
     webhooks: new RedisWebhookStore(client, { prefix }),
+    // The host's own client stays open.
+    close: given.redis ? () => Promise.resolve() : () => store.close(),
   };
 }
 

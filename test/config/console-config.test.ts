@@ -1,6 +1,7 @@
 /** The console's and product center's variables: defaults, parsing and one-line refusals. */
 import { loadConfig, ConfigError } from '../../src/config/config';
 import { stripeSettings } from '../../src/products/stripe-checkout';
+import { MAX_GRANT_TOKENS } from '../../src/store/records/account';
 
 describe('console configuration', () => {
   it('defaults: registration closed, a week of idle sessions, 10 failures per 15 minutes, no proxy trusted, no Stripe', () => {
@@ -34,5 +35,15 @@ describe('console configuration', () => {
   it('names the variable when a value is wrong', () => {
     expect(() => loadConfig({ ACCOUNT_REGISTRATION: 'maybe' })).toThrow(/ACCOUNT_REGISTRATION: must be open or closed/);
     expect(() => loadConfig({ SESSION_IDLE_HOURS: '0' })).toThrow(/SESSION_IDLE_HOURS/);
+  });
+
+  it('takes SIGNUP_TOKENS up to the largest grant, and no trial when unset', () => {
+    expect(loadConfig({})).toMatchObject({ signupTokens: undefined, signupTokensValidDays: undefined });
+    expect(loadConfig({ SIGNUP_TOKENS: '10000', SIGNUP_TOKENS_VALID_DAYS: '14' })).toMatchObject({
+      signupTokens: 10_000,
+      signupTokensValidDays: 14,
+    });
+    expect(() => loadConfig({ SIGNUP_TOKENS: String(MAX_GRANT_TOKENS + 1) })).toThrow(`SIGNUP_TOKENS: must be at most ${MAX_GRANT_TOKENS}`);
+    expect(() => loadConfig({ SIGNUP_TOKENS: '0' })).toThrow(/SIGNUP_TOKENS: must be greater than 0/);
   });
 });

@@ -27,6 +27,16 @@ export interface StoreUnderTest {
 export const storeKinds = ['memory', 'redis'] as const;
 export type StoreKind = (typeof storeKinds)[number];
 
+/**
+ * `it` for what only a Redis store can show (what it writes under which keys, how long they live): generated for the
+ * redis store alone, with "(Redis only)" in its name, so the memory store's run has no test that passes empty.
+ */
+export function itOnRedis(kind: StoreKind): (name: string, test: () => Promise<void>) => void {
+  return (name, test) => {
+    if (kind === 'redis') it(`${name} (Redis only)`, test);
+  };
+}
+
 /** `now`: the store's clock (in memory everything's; in Redis the budgets' periods, leases keeping the server's TIME). */
 export async function makeStore(kind: StoreKind, options: { limitWindowMs?: number; now?: () => number } = {}): Promise<StoreUnderTest> {
   if (kind === 'memory') {

@@ -147,6 +147,21 @@ describe('upstream faults (redis store)', () => {
     await untouched();
   });
 
+  it('names the content type of a non-JSON answer: a stream sent where JSON was asked for says so', async () => {
+    t.upstream.behave((_c, _r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: {"choices": []}\n\n');
+    });
+    const res = await post(chatBody());
+    expect(res.status).toBe(502);
+    expect(res.body.error.message).toBe('The upstream returned a response that is not valid JSON (text/event-stream).');
+    // The request's log line says it too, for the operator.
+    const line = t.proxy.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.status === 502);
+    expect(line).toMatchObject({ error: 'upstream_error', errorDetail: res.body.error.message });
+    await settled(t.proxy);
+    await untouched();
+  });
+
   it('decodes a gzip response the upstream sent despite identity, and meters it', async () => {
     t.upstream.behave((call, _r, res) => {
       const body = gzipSync(

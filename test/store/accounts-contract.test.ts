@@ -1,9 +1,10 @@
 /** The account port (AccountStore), one contract for both stores: accounts, their balances, and idempotent grants. */
-import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { itOnRedis, makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { MAX_GRANT_TOKENS } from '../../src/store/records/account';
 import { accountId, member, nowS, reserveReq, settlement } from './contract-fixtures';
 
 describe.each(storeKinds)('%s store: account port', (kind) => {
+  const redisOnly = itOnRedis(kind);
   let s: StoreUnderTest;
   beforeEach(async () => {
     s = await makeStore(kind);
@@ -35,6 +36,49 @@ describe.each(storeKinds)('%s store: account port', (kind) => {
       // Accounts without an email never clash.
       expect((await s.store.createAccount(member(null))).kind).toBe('created');
       expect((await s.store.createAccount(member(null))).kind).toBe('created');
+    });
+
+    it('credits a trial package in the step that makes the account, once: a second registration of the email grants nothing', async () => {
+      const trial = { tokens: 5_000, validDays: 14 };
+      const results = await Promise.all(Array.from({ length: 5 }, () => s.store.createAccount({ ...member('new@example.com'), trial })));
+      const made = results.filter((r) => r.kind === 'created');
+      expect(made).toHaveLength(1);
+      const id = (made[0] as { account: { id: string; created: number } }).account.id;
+      const state = (await s.store.getAccount(id))!;
+      expect(state.balance).toBe(5_000);
+      expect(state.packages).toHaveLength(1);
+      expect(state.packages[0].expiresAt! - state.packages[0].created).toBe(14 * 86_400);
+      expect(state.packages[0].expiresAt).toBeGreaterThanOrEqual(nowS() + 14 * 86_400 - 5);
+      // The trial's grant id is taken: granting it again (a retried registration step) credits nothing.
+      expect(await s.store.grantPackage(id, { tokens: 5_000, expiresAt: null }, { once: 'signup' })).toMatchObject({ kind: 'duplicate' });
+      expect(await s.store.createAccount({ ...member('new@example.com'), trial })).toEqual({ kind: 'email_taken' });
+      expect((await s.store.getAccount(id))!.balance).toBe(5_000);
+      // Without a trial, and with one that never expires.
+      const plain = await accountId(s.store, 'plain@example.com');
+      expect((await s.store.getAccount(plain))!.packages).toEqual([]);
+      const forever = await s.store.createAccount({ ...member('forever@example.com'), trial: { tokens: 10, validDays: null } });
+      expect((await s.store.getAccount((forever as { account: { id: string } }).account.id))!.packages[0]).toMatchObject({
+        expiresAt: null,
+      });
+    });
+
+    // Not generated for the memory store: it checks the email before it makes anything.
+    redisOnly('leaves nothing of an account whose email was taken: no hash, no trial package, no grant marker', async () => {
+      const redis = s.redis!;
+      const trial = { tokens: 5, validDays: null };
+      const id = (await s.store.createAccount({ ...member('once@example.com'), trial })) as { account: { id: string } };
+      expect(await s.store.createAccount({ ...member('once@example.com'), trial })).toEqual({ kind: 'email_taken' });
+      const slots = (await redis.keys(`${s.prefix}{acc_*}:*`)).map((k) => k.slice(s.prefix!.length)).sort();
+      expect(slots).toEqual([`{${id.account.id}}:a`, `{${id.account.id}}:g`, `{${id.account.id}}:p`]);
+    });
+
+    it('writes package.granted (source signup) for a trial beside account.created', async () => {
+      s.store.wantEvents({ types: new Set(['account.created', 'package.granted']), lowBalanceTokens: 0 });
+      const created = await s.store.createAccount({ ...member('ev@example.com'), trial: { tokens: 7, validDays: null } });
+      const id = (created as { account: { id: string } }).account.id;
+      const events = await s.store.readEvents(id, 10);
+      expect(events.map((e) => e.type)).toEqual(['account.created', 'package.granted']);
+      expect(JSON.parse(events[1].data)).toMatchObject({ account_id: id, tokens: 7, expires_at: null, source: 'signup' });
     });
 
     it('lists accounts in creation order, page by page, and searches email and name', async () => {

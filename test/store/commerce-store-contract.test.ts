@@ -1,6 +1,6 @@
 /** One contract, two commerce stores: MemoryCommerceStore and RedisCommerceStore (on a real redis-server) behave the same. */
 import { makeCommerceStore, type Under } from '../helpers/console-stores';
-import { storeKinds } from '../helpers/stores';
+import { itOnRedis, storeKinds } from '../helpers/stores';
 import type { CommerceStore } from '../../src/store/ports/commerce-store';
 import { CHECKOUT_RECORD_DAYS, type NewProduct, type NewRedemptionCode } from '../../src/store/records/commerce';
 
@@ -17,6 +17,7 @@ const code = (hash: string, over: Partial<NewRedemptionCode> = {}): NewRedemptio
 });
 
 describe.each(storeKinds)('%s commerce store', (kind) => {
+  const redisOnly = itOnRedis(kind);
   let s: Under<CommerceStore>;
   beforeEach(async () => {
     s = await makeCommerceStore(kind);
@@ -103,10 +104,11 @@ describe.each(storeKinds)('%s commerce store', (kind) => {
       expect(await s.store.claimCode('h1', 'acc_a')).toMatchObject({ kind: 'claimed', resumed: false });
     });
 
-    it('stores no code, only its hash, and each code under a tag of its own', async () => {
-      if (!s.redis) return; // the memory store holds what it is given by construction
+    // Not generated for the memory store: it holds what it is given by construction.
+    redisOnly('stores no code, only its hash, and each code under a tag of its own', async () => {
+      const redis = s.redis!;
       const [c] = await s.store.createCodes([code('abc123')]);
-      const keys = await s.redis.keys(`${s.prefix}*`);
+      const keys = await redis.keys(`${s.prefix}*`);
       expect(keys.sort()).toEqual([`${s.prefix}rch:abc123`, `${s.prefix}rcs`, `${s.prefix}{${c.id}}:rc`].sort());
     });
   });
@@ -130,8 +132,9 @@ describe.each(storeKinds)('%s commerce store', (kind) => {
       expect(await s.store.getCheckout('cs_live_made_elsewhere')).toBeUndefined();
     });
 
-    it('keeps a checkout’s record for CHECKOUT_RECORD_DAYS in Redis, then lets it go', async () => {
-      if (!s.redis) return; // the memory store lives no longer than its process
+    // Not generated for the memory store: it lives no longer than its process.
+    redisOnly('keeps a checkout’s record for CHECKOUT_RECORD_DAYS in Redis, then lets it go', async () => {
+      const redis = s.redis!;
       await s.store.recordCheckout({
         sessionId: 'cs_ttl',
         accountId: 'a',
@@ -141,7 +144,7 @@ describe.each(storeKinds)('%s commerce store', (kind) => {
         amount: 1,
         currency: 'usd',
       });
-      const ttl = await s.redis.ttl(`${s.prefix}co:cs_ttl`);
+      const ttl = await redis.ttl(`${s.prefix}co:cs_ttl`);
       expect(ttl).toBeGreaterThan(CHECKOUT_RECORD_DAYS * 86_400 - 60);
       expect(ttl).toBeLessThanOrEqual(CHECKOUT_RECORD_DAYS * 86_400);
     });

@@ -21,6 +21,8 @@ import {
   type GrantResult,
   type NewAccount,
   type NewPackage,
+  type NewTrial,
+  TRIAL_GRANT,
 } from '../records/account';
 import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
@@ -36,7 +38,7 @@ export class MemoryStore extends MemoryKeys implements Store {
 
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
-    const { budget = null, ...fields } = input;
+    const { budget = null, trial = null, ...fields } = input;
     const record: Account['record'] = { id: newId('acc'), ...fields, created: this.seconds(), limits: input.limits ?? null };
     const acc: Account = {
       record,
@@ -51,10 +53,17 @@ export class MemoryStore extends MemoryKeys implements Store {
       grants: new Map(),
       keys: [],
     };
+    // The trial is part of the account from its first moment (one step with the email check above).
+    const pkg = trial && this.trialPackage(trial, record.created);
+    if (pkg) {
+      acc.packages.push(pkg);
+      acc.grants.set(TRIAL_GRANT, pkg.id);
+    }
     this.accounts.set(record.id, acc);
     if (input.email !== null) this.byEmail.set(input.email, record.id);
     const account = copyAccount(acc, this.now());
     if (this.wants.types.has('account.created')) emitEvent(acc, 'account.created', accountData(account));
+    if (pkg && this.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(record.id, pkg, TRIAL_GRANT));
     return { kind: 'created', account };
   }
 
@@ -110,6 +119,11 @@ export class MemoryStore extends MemoryKeys implements Store {
     if (patch.limits !== undefined) acc.record.limits = patch.limits;
     if (patch.budget !== undefined) acc.budget = patch.budget;
     return copyAccount(acc, this.now());
+  }
+
+  private trialPackage(trial: NewTrial, created: number): TokenPackage {
+    const expiresAt = trial.validDays === null ? null : created + trial.validDays * 86_400;
+    return { id: newId('pkg'), tokens: trial.tokens, remaining: trial.tokens, expiresAt, created };
   }
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {

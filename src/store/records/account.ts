@@ -46,7 +46,22 @@ export interface NewAccount {
   limits?: Limits | null;
   /** The budget; null or absent: none. */
   budget?: Budget | null;
+  /**
+   * A trial package credited in the same step that makes the account (SIGNUP_TOKENS), under the grant id `signup`:
+   * an account that exists has it, one that was never made (its email taken) has nothing.
+   */
+  trial?: NewTrial | null;
 }
+
+export interface NewTrial {
+  /** A whole number from 1 to MAX_GRANT_TOKENS. */
+  tokens: number;
+  /** Days from the account's creation until it expires; null: never. */
+  validDays: number | null;
+}
+
+/** The idempotency id a trial package is granted under: one per account. */
+export const TRIAL_GRANT = 'signup';
 
 export interface AccountPatch {
   name?: string;

@@ -140,8 +140,9 @@ export function budgetEventData(e: {
 }
 
 /** Where a grant came from, by its once-id: a redeemed code, a Stripe Checkout, or the operator. */
-export function grantSource(once: string | undefined): 'code' | 'checkout' | 'admin' {
+export function grantSource(once: string | undefined): 'code' | 'checkout' | 'signup' | 'admin' {
   if (once?.startsWith('code:')) return 'code';
+  if (once === 'signup') return 'signup';
   if (once?.startsWith('stripe:')) return 'checkout';
   return 'admin';
 }

@@ -79,9 +79,15 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
   }
 
   /** account.created, once the account exists (its own step: the account's record is made by plain commands). */
-  protected async accountCreated(accountId: string, data: string): Promise<void> {
-    if (!this.wanted('account.created')) return;
-    await this.outboxScripts.tmAccountCreated([this.slot(accountId, 'a'), this.slot(accountId, 'ev')], [newId('evt'), data]);
+  /** account.created, and package.granted for its trial package (`granted`), as wanted, in one step. */
+  protected async accountCreated(accountId: string, data: string, granted?: string): Promise<void> {
+    const created = this.wanted('account.created');
+    const trial = granted !== undefined && this.wanted('package.granted');
+    if (!created && !trial) return;
+    await this.outboxScripts.tmAccountCreated(
+      [this.slot(accountId, 'a'), this.slot(accountId, 'ev')],
+      [created ? newId('evt') : '', data, trial ? newId('evt') : '', granted ?? ''],
+    );
     await this.markEvents(accountId);
   }
 

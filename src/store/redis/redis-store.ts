@@ -22,6 +22,8 @@ import {
   type GrantResult,
   type NewAccount,
   type NewPackage,
+  type NewTrial,
+  TRIAL_GRANT,
 } from '../records/account';
 import type { UsageQuery, UsageRecord } from '../records/metering';
 import { defineScripts } from './define-scripts';
@@ -65,6 +67,7 @@ export class RedisStore extends RedisKeys implements Store {
         eventScripts.AFTER_UPDATE_ACCOUNT,
       ),
       tmAccountState: accountScripts.ACCOUNT_STATE,
+      tmCreateAccount: accountScripts.CREATE_ACCOUNT,
       tmMigrateKey: accountScripts.MIGRATE_KEY,
     });
   }
@@ -98,7 +101,9 @@ export class RedisStore extends RedisKeys implements Store {
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     const id = newId('acc');
     const created = Math.floor(Date.now() / 1000);
-    await this.redis.hset(this.a(id, 'a'), {
+    const { trial = null, ...fields } = input;
+    const pkg = trial && trialPackage(trial, created);
+    const hash = {
       email: input.email ?? '',
       name: input.name,
       password_hash: input.passwordHash ?? '',
@@ -109,19 +114,23 @@ export class RedisStore extends RedisKeys implements Store {
       reserved: 0,
       rl: encodeLimits(input.limits),
       bg: encodeBudget(input.budget),
-    });
+    };
+    await this.accountScripts.tmCreateAccount(
+      [this.a(id, 'a'), this.a(id, 'p'), this.a(id, 'g')],
+      [pkg?.id ?? '', pkg ? `${pkg.tokens}:${pkg.expiresAt ?? 0}:${pkg.tokens}:${created}` : '', ...Object.entries(hash).flat()],
+    );
     // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
     // account is listed last, so a half-made account is never reachable.
     if (input.email !== null && (await this.redis.set(this.global(`email:${input.email}`), id, 'NX')) === null) {
-      await this.redis.del(this.a(id, 'a'));
+      await this.redis.del(this.a(id, 'a'), this.a(id, 'p'), this.a(id, 'g'));
       return { kind: 'email_taken' };
     }
     // Written before the account is listed: a crash between the two leaves an event for an unlisted account, never a
     // listed account without its event.
-    await this.accountCreated(id, accountData({ id, ...input }));
+    await this.accountCreated(id, accountData({ id, ...fields }), pkg ? packageGrantedData(id, pkg, TRIAL_GRANT) : undefined);
     await this.redis.zadd(this.global('accounts'), 0, id);
     const budget = input.budget ? budgetStatus(input.budget, undefined, this.now()) : null;
-    return { kind: 'created', account: { id, ...input, created, limits: input.limits ?? null, budget } };
+    return { kind: 'created', account: { id, ...fields, created, limits: input.limits ?? null, budget } };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
@@ -237,4 +246,9 @@ export class RedisStore extends RedisKeys implements Store {
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
   }
+}
+
+/** A new account's trial package, expiring `validDays` after the account's creation. */
+function trialPackage(trial: NewTrial, created: number): { id: string; tokens: number; expiresAt: number | null } {
+  return { id: newId('pkg'), tokens: trial.tokens, expiresAt: trial.validDays === null ? null : created + trial.validDays * 86_400 };
 }

@@ -148,10 +148,15 @@ export const AFTER_UPDATE_ACCOUNT = `
 if ev_was == 'active' and redis.call('HGET', KEYS[1], 'status') == 'disabled' then ev_emit(EV[1], 'account.disabled', EV[2]) end
 `;
 
-/** ACCOUNT_CREATED: account.created, written once the account exists. KEYS: a, ev. ARGV: event id, data. */
+/**
+ * ACCOUNT_CREATED: account.created, then package.granted for its trial package, each when its event id is given,
+ * written once the account exists. KEYS: a, ev. ARGV: event id ("" for none), data, trial's event id ("" for none), data.
+ */
 export const ACCOUNT_CREATED = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'type', 'account.created', 'created', redis.call('TIME')[1], 'data', ARGV[2])
+local now = redis.call('TIME')[1]
+if ARGV[1] ~= '' then redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'type', 'account.created', 'created', now, 'data', ARGV[2]) end
+if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], '*', 'id', ARGV[3], 'type', 'package.granted', 'created', now, 'data', ARGV[4]) end
 return 1
 `;
 
