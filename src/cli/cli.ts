@@ -15,7 +15,10 @@ export function buildCli(): Command {
     .description(
       'Manage tokenmeter accounts, keys, token packages, usage, products, redemption codes and webhooks through the admin API.\nThe admin token comes from TOKENMETER_ADMIN_TOKEN.',
     )
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // A parent's options are read only before its subcommand: `usage export --since S` is export's --since, which
+    // `usage` (defining --since too) would otherwise take and drop.
+    .enablePositionalOptions();
 
   // One file per command group.
   accountsCommand(program);
