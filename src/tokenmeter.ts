@@ -14,12 +14,14 @@ import { Metrics } from './observability/metrics';
 import { Upstreams } from './proxy/upstream-proxy';
 import { stripeSettings } from './products/stripe-checkout';
 import { createRouters, type MeterDeps, type Routers } from './routers';
-import { createStores, type Stores } from './store/create-store';
+import { createStores, redisDeliveryStores, type Stores } from './store/create-store';
 import { instrumentStore, storeTimer, timedModelLimits } from './store/instrumented-store';
 import { MemoryCommerceStore } from './store/memory/memory-commerce-store';
 import { MemoryModelLimits } from './store/memory/memory-model-limits';
 import { MemorySessionStore } from './store/memory/memory-session-store';
 import type { MeteringStore } from './store/ports/metering-store';
+import type { EventOutbox } from './store/ports/event-outbox';
+import type { WebhookBackend } from './store/ports/webhook-store';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { RedisCommerceStore } from './store/redis/redis-commerce-store';
 import { RedisSessionStore } from './store/redis/redis-session-store';
@@ -103,16 +105,21 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const backend = opened.stores.store;
   const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
   // Webhook delivery runs beside the requests, never in them; beside a host's serving store there are no events.
-  const worker = isWholeStore(store)
-    ? new DeliveryWorker({
-        outbox: store,
-        webhooks: opened.stores.webhooks,
-        logger,
-        lowBalanceTokens: config.lowBalanceTokens,
-        timeoutMs: config.webhookTimeoutMs,
-        packageExpiringDays: config.packageExpiringDays,
-      })
-    : undefined;
+  const delivery = opened.stores.delivery;
+  const worker =
+    isWholeStore(store) && delivery.outbox !== undefined
+      ? new DeliveryWorker({
+          outbox: delivery.outbox,
+          webhooks: delivery.webhooks,
+          // The requests' store writes the events; the delivery's own (the same in memory) sweeps for package expiry.
+          writers: [store, delivery.outbox],
+          metrics,
+          logger,
+          lowBalanceTokens: config.lowBalanceTokens,
+          timeoutMs: config.webhookTimeoutMs,
+          packageExpiringDays: config.packageExpiringDays,
+        })
+      : undefined;
   worker?.start();
   return assemble(deps, async () => {
     await worker?.stop();
@@ -216,27 +223,42 @@ function openStore(
   config: MeterConfig,
   parts: MeterParts,
   logger: Logger,
-): { stores: Omit<Stores, 'store'> & { store: ServingStore }; close?: () => Promise<void> } {
+): {
+  stores: Omit<Stores, 'store' | 'delivery'> & { store: ServingStore; delivery: { webhooks: WebhookBackend; outbox?: EventOutbox } };
+  close?: () => Promise<void>;
+} {
   if (parts.store) {
     const sessions = parts.sessions ?? new MemorySessionStore();
     const commerce = parts.commerce ?? new MemoryCommerceStore();
+    const webhooks = new MemoryWebhookStore();
+    // A host's whole store is its own outbox: the worker reads it as the requests write it.
+    const outbox = isWholeStore(parts.store) ? parts.store : undefined;
     return {
-      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks: new MemoryWebhookStore() },
+      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks, delivery: { webhooks, outbox } },
     };
   }
   if (parts.redis) {
     const prefix = config.redisPrefix;
+    // The host's connection stays the host's to close; the delivery's duplicate of it is ours.
+    const delivery = redisDeliveryStores(parts.redis, { prefix });
     const stores = {
       store: new RedisStore(parts.redis, { prefix }),
       webhooks: new RedisWebhookStore(parts.redis, { prefix }),
       sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
       commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
       responses: new RedisResponseOwners(parts.redis, { prefix }),
+      delivery,
     };
-    return { stores };
+    return { stores, close: () => delivery.close() };
   }
   const stores = createStores(config, logger);
-  return { stores, close: () => stores.store.close() };
+  return {
+    stores,
+    close: async () => {
+      await stores.delivery.close();
+      await stores.store.close();
+    },
+  };
 }
 
 function openJournal(file: string): Journal {

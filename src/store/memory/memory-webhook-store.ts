@@ -1,7 +1,7 @@
 /** The webhook store of a single process: endpoints, queues and attempts in memory (nothing survives a restart). */
 import { newId } from '../ids';
-import type { AttemptOutcome, NewDelivery, WebhookStore } from '../ports/webhook-store';
-import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type WebhookEndpoint } from '../records/events';
+import type { AttemptOutcome, DeliveryQueues, NewDelivery, WebhookStore } from '../ports/webhook-store';
+import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type EndpointBacklog, type WebhookEndpoint } from '../records/events';
 
 interface EndpointState {
   endpoint: WebhookEndpoint;
@@ -12,16 +12,19 @@ interface EndpointState {
   /** event id -> delivery id */
   seen: Map<string, string>;
   lease?: { owner: string; until: number };
+  lastError?: DeliveryAttempt;
 }
 
-export class MemoryWebhookStore implements WebhookStore {
+export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
   private readonly endpoints = new Map<string, EndpointState>();
   private readonly deliveries = new Map<string, Delivery>();
+  private readonly watchers = new Set<() => void>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
     this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: [], seen: new Map() });
+    this.changed();
   }
 
   async listEndpoints(): Promise<WebhookEndpoint[]> {
@@ -32,7 +35,21 @@ export class MemoryWebhookStore implements WebhookStore {
     const state = this.endpoints.get(id);
     if (!state) return false;
     for (const d of state.history) this.deliveries.delete(d);
-    return this.endpoints.delete(id);
+    this.endpoints.delete(id);
+    this.changed();
+    return true;
+  }
+
+  watchEndpoints(onChange: () => void): () => Promise<void> {
+    const watcher = () => onChange();
+    this.watchers.add(watcher);
+    return async () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  private changed(): void {
+    for (const w of this.watchers) w();
   }
 
   async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
@@ -54,9 +71,19 @@ export class MemoryWebhookStore implements WebhookStore {
     this.trim(state);
   }
 
-  async head(endpointId: string): Promise<Delivery | undefined> {
-    const id = this.endpoints.get(endpointId)?.queue[0];
-    return id === undefined ? undefined : this.copy(this.deliveries.get(id));
+  async heads(endpointId: string, limit: number): Promise<Delivery[]> {
+    const ids = this.endpoints.get(endpointId)?.queue.slice(0, limit) ?? [];
+    return ids.map((id) => this.copy(this.deliveries.get(id)) as Delivery);
+  }
+
+  async backlog(endpointId: string): Promise<EndpointBacklog> {
+    const state = this.endpoints.get(endpointId);
+    const oldest = state?.queue[0] === undefined ? undefined : this.deliveries.get(state.queue[0]);
+    return {
+      pending: state?.queue.length ?? 0,
+      oldestCreated: oldest?.created ?? null,
+      lastError: state?.lastError ? { ...state.lastError } : null,
+    };
   }
 
   async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
@@ -64,6 +91,7 @@ export class MemoryWebhookStore implements WebhookStore {
     const state = d && this.endpoints.get(d.endpointId);
     if (!d || !state || d.status !== 'pending') return;
     d.attempts.push({ ...attempt });
+    if (attempt.error !== null) state.lastError = { ...attempt };
     if (outcome.kind === 'retry') {
       d.nextAttemptMs = outcome.retryAtMs;
       return;

@@ -49,7 +49,7 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
 
   /**
    * Runs `plain` when no event is wanted (`events` undefined), else `wrapped` with the account's outbox and the event
-   * arguments, then marks the account.
+   * arguments (runWrapped).
    */
   protected async withEvents(
     plain: RunScript,
@@ -60,9 +60,23 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     events: (string | number)[] | undefined,
   ): Promise<unknown> {
     if (events === undefined) return plain(keys, args);
+    return this.runWrapped(wrapped, accountId, keys, args, events);
+  }
+
+  /**
+   * Runs a wrapped script (event-scripts.ts) with the account's outbox and the event arguments; marks the account
+   * only when the step wrote an event (most settlements write none), and returns the original script's reply.
+   */
+  protected async runWrapped(
+    wrapped: RunScript,
+    accountId: string,
+    keys: string[],
+    args: (string | number)[],
+    events: (string | number)[],
+  ): Promise<unknown> {
     const ev = this.eventParts(accountId, events);
-    const reply = await wrapped([...keys, ev.key], [...args, ...ev.args]);
-    await this.markEvents(accountId);
+    const [written, reply] = (await wrapped([...keys, ev.key], [...args, ...ev.args])) as [number, unknown];
+    if (Number(written) > 0) await this.markEvents(accountId);
     return reply;
   }
 

@@ -12,6 +12,8 @@
  *   {wh}:d:D   HASH   endpoint event type body status created next (next: due time in ms, 0 once ended)
  *   {wh}:a:D   LIST   D's attempts, JSON, oldest first
  *   {wh}:l:E   STRING the delivery lease's owner (PX)
+ *   {wh}:le:E  STRING E's last failed attempt, JSON (kept after later successes, for the operator)
+ * Endpoint changes are published on the channel {wh}:changed (every process refreshes what it writes).
  */
 
 /**
@@ -46,7 +48,8 @@ return 1
 
 /**
  * RECORD_ATTEMPT: appends an attempt to a pending delivery; delivered or failed, it leaves its endpoint's queue.
- * KEYS: none. ARGV: base, delivery id, attempt JSON, outcome (delivered|retry|failed), retry at (ms).
+ * A failed attempt (ARGV[6] '1') is also kept as the endpoint's last error.
+ * KEYS: none. ARGV: base, delivery id, attempt JSON, outcome (delivered|retry|failed), retry at (ms), '1' failed.
  * Reply: 1 recorded, 0 not pending.
  */
 export const RECORD_ATTEMPT = `
@@ -55,6 +58,7 @@ local dk = base .. 'd:' .. d
 local state = redis.call('HMGET', dk, 'status', 'endpoint')
 if state[1] ~= 'pending' then return 0 end
 redis.call('RPUSH', base .. 'a:' .. d, ARGV[3])
+if ARGV[6] == '1' then redis.call('SET', base .. 'le:' .. state[2], ARGV[3]) end
 if ARGV[4] == 'retry' then
   redis.call('HSET', dk, 'next', ARGV[5])
 else
@@ -89,7 +93,7 @@ export const DELETE_ENDPOINT = `
 local base, e = ARGV[1], ARGV[2]
 if redis.call('HDEL', KEYS[1], e) == 0 then return 0 end
 for _, d in ipairs(redis.call('ZRANGE', base .. 'h:' .. e, 0, -1)) do redis.call('DEL', base .. 'd:' .. d, base .. 'a:' .. d) end
-redis.call('DEL', base .. 'q:' .. e, base .. 'h:' .. e, base .. 's:' .. e, base .. 'l:' .. e)
+redis.call('DEL', base .. 'q:' .. e, base .. 'h:' .. e, base .. 's:' .. e, base .. 'l:' .. e, base .. 'le:' .. e)
 return 1
 `;
 
