@@ -51,7 +51,9 @@ export class DeliveryWorker {
   private readonly deps: LoopDeps;
   private readonly writers: Pick<EventOutbox, 'wantEvents'>[];
   private timer: NodeJS.Timeout | undefined;
+  private wantsTimer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
+  private sweeping: Promise<void> | undefined;
   private unwatch: (() => Promise<void>) | undefined;
   private lastSweep = 0;
   private stopped = false;
@@ -81,7 +83,11 @@ export class DeliveryWorker {
    */
   start(): void {
     this.applyWants([]);
-    this.unwatch = this.o.webhooks.watchEndpoints(() => void this.refreshWants().catch(() => undefined));
+    const refresh = () => void this.refreshWants().catch(() => undefined);
+    this.unwatch = this.o.webhooks.watchEndpoints(refresh);
+    // Its own timer, so a long round (a big hand-on, a sweep of many accounts) never stretches the gate's bound.
+    this.wantsTimer = setInterval(refresh, this.o.pollMs ?? 1_000);
+    this.wantsTimer.unref();
     const loop = () => {
       if (this.stopped) return;
       this.running = this.round()
@@ -97,8 +103,10 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.wantsTimer);
     await this.unwatch?.();
     await this.running;
+    await this.sweeping;
     await Promise.all([...this.loops.values()].map((l) => l.busy));
   }
 
@@ -107,15 +115,26 @@ export class DeliveryWorker {
     await Promise.all(await this.round());
   }
 
-  /** Wants, hand-on and sweeps, then each endpoint's loop woken; returns the loops' runs, not waited on. */
+  /**
+   * Wants and hand-on, then each endpoint's loop woken; the package sweep, when due, runs beside the rounds. Returns
+   * the loops' runs and the sweep, not waited on.
+   */
   private async round(): Promise<Promise<void>[]> {
     const endpoints = await this.refreshWants();
-    const sweep = Date.now() - this.lastSweep >= SWEEP_MS;
-    if (sweep) this.lastSweep = Date.now();
-    await Promise.all([handOn(this.o.outbox, this.o.webhooks, sweep, () => this.stopped), sweep ? this.sweepPackages() : undefined]);
+    const sweep = Date.now() - this.lastSweep >= SWEEP_MS && this.sweeping === undefined;
+    if (sweep) {
+      this.lastSweep = Date.now();
+      this.sweeping = this.sweepPackages()
+        .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'package expiry sweep failed'))
+        .finally(() => {
+          this.sweeping = undefined;
+        });
+    }
+    const sweeping = this.sweeping;
+    await handOn(this.o.outbox, this.o.webhooks, sweep, () => this.stopped);
     const runs = this.stopped ? [] : endpoints.map((e) => this.loops.get(e.id)!.wake());
     await this.reportBacklog(endpoints).catch(() => undefined);
-    return runs;
+    return sweeping ? [...runs, sweeping] : runs;
   }
 
   /** Reads the endpoints, sets what the stores write from them, and keeps one loop per endpoint. */
