@@ -7,8 +7,10 @@ interface EndpointState {
   endpoint: WebhookEndpoint;
   /** Pending delivery ids, oldest first. */
   queue: string[];
-  /** Every kept delivery id, oldest first. */
-  history: string[];
+  /** Every kept delivery id, pending and ended, in queue order (a Set: dropping one is O(1)). */
+  history: Set<string>;
+  /** The kept ended delivery ids, oldest first: what is trimmed (pending ones are always kept). */
+  ended: string[];
   /** event id -> delivery id */
   seen: Map<string, string>;
   lease?: { owner: string; until: number };
@@ -23,7 +25,7 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
   constructor(private readonly now: () => number = Date.now) {}
 
   async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: [], seen: new Map() });
+    this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: new Set(), ended: [], seen: new Map() });
     this.changed();
   }
 
@@ -67,8 +69,7 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     this.deliveries.set(delivery.id, delivery);
     state.seen.set(d.eventId, delivery.id);
     state.queue.push(delivery.id);
-    state.history.push(delivery.id);
-    this.trim(state);
+    state.history.add(delivery.id);
   }
 
   async heads(endpointId: string, limit: number): Promise<Delivery[]> {
@@ -98,11 +99,14 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     }
     d.status = outcome.kind;
     d.nextAttemptMs = 0;
-    state.queue = state.queue.filter((id) => id !== deliveryId);
+    // Usually the head: taken off without a pass over a long queue.
+    if (state.queue[0] === deliveryId) state.queue.shift();
+    else state.queue = state.queue.filter((id) => id !== deliveryId);
+    this.ended(state, deliveryId);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
-    const ids = this.endpoints.get(endpointId)?.history ?? [];
+    const ids = [...(this.endpoints.get(endpointId)?.history ?? [])];
     return ids
       .slice(-limit)
       .reverse()
@@ -120,6 +124,10 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     d.status = 'pending';
     d.nextAttemptMs = this.now();
     state.queue.push(d.id);
+    state.ended = state.ended.filter((id) => id !== d.id);
+    // Moved to the end of the history, as its new place in the queue.
+    state.history.delete(d.id);
+    state.history.add(d.id);
     return true;
   }
 
@@ -137,15 +145,15 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     if (state?.lease?.owner === owner) state.lease = undefined;
   }
 
-  /** Drops the oldest ended deliveries past DELIVERY_HISTORY (pending ones are always kept). */
-  private trim(state: EndpointState): void {
-    while (state.history.length > DELIVERY_HISTORY) {
-      const i = state.history.findIndex((id) => this.deliveries.get(id)?.status !== 'pending');
-      if (i === -1) return;
-      const [id] = state.history.splice(i, 1);
-      const d = this.deliveries.get(id);
+  /** Keeps an ended delivery, dropping the oldest ended ones past DELIVERY_HISTORY (their events may be queued again). */
+  private ended(state: EndpointState, id: string): void {
+    state.ended.push(id);
+    while (state.ended.length > DELIVERY_HISTORY) {
+      const old = state.ended.shift() as string;
+      state.history.delete(old);
+      const d = this.deliveries.get(old);
       if (d) state.seen.delete(d.eventId);
-      this.deliveries.delete(id);
+      this.deliveries.delete(old);
     }
   }
 

@@ -80,7 +80,7 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
   async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
     await this.run.tmWhEnqueue(
       [`${this.base}eps`, `${this.base}seq`],
-      [this.base, endpointId, d.eventId, newId('dlv'), d.type, d.body, Math.floor(Date.now() / 1000), DELIVERY_HISTORY],
+      [this.base, endpointId, d.eventId, newId('dlv'), d.type, d.body, Math.floor(Date.now() / 1000)],
     );
   }
 
@@ -108,7 +108,7 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
   async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
     const retryAt = outcome.kind === 'retry' ? outcome.retryAtMs : 0;
     const failed = attempt.error === null ? 0 : 1;
-    await this.run.tmWhRecord([], [this.base, deliveryId, JSON.stringify(attempt), outcome.kind, retryAt, failed]);
+    await this.run.tmWhRecord([], [this.base, deliveryId, JSON.stringify(attempt), outcome.kind, retryAt, failed, DELIVERY_HISTORY]);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
