@@ -2,8 +2,9 @@
  * Events written in the same atomic step as their cause. `withEvents` wraps a script of the store unchanged: the
  * wrapped script takes the account's outbox stream {A}:ev as one KEY more (the last) and the event arguments as
  * ARGV more (the last is their count); it runs the original with its own KEYS and ARGV, then writes the events its
- * outcome calls for, and replies {events written, the original's reply} (so the store marks the account only when it
- * wrote one). The store runs the wrapped script only while a delivery worker runs (rare events are always written
+ * outcome calls for, and replies {1 if the account's outbox was empty before this step's events else 0, the original's
+ * reply}: the store marks the account only then (a non-empty outbox is marked already, and the hand-on unmarks it
+ * only once it has seen it empty; redis-outbox.ts). The store runs the wrapped script only while a delivery worker runs (rare events are always written
  * then; usage.settled only while an endpoint wants it), so beside a host's serving store every step is the very
  * script it was.
  *
@@ -80,7 +81,7 @@ local function ev_budget(h, level, key_id, want, starts, month_ends, id, refused
 end
 `;
 
-/** `base` run as a function after `before`, its reply in `reply` for `after`; replies {events written, reply}. */
+/** `base` run as a function after `before`, its reply in `reply` for `after`; replies {to mark, reply}. */
 export function withEvents(base: string, before: string, after: string): string {
   return `${EVENT_PROLOGUE}
 ${before}
@@ -89,7 +90,9 @@ ${base}
 end
 local reply = ev_base()
 ${after}
-return { ev_written, reply }
+local ev_mark = 0
+if ev_written > 0 and redis.call('XLEN', ev_stream) == ev_written then ev_mark = 1 end
+return { ev_mark, reply }
 `;
 }
 
