@@ -20,7 +20,10 @@ describe.each(storeKinds)('delivery history (%s store)', (kind) => {
     await webhooks.createEndpoint({ id: 'we_h', url: events.receiver.url, types: ['key.created'], secret: 's', created: 1 });
     const total = DELIVERY_HISTORY + 200;
     const ids = Array.from({ length: total }, (_, i) => `evt_${i}`);
-    await Promise.all(ids.map((eventId) => webhooks.enqueue('we_h', { eventId, type: 'key.created', body: '{}' })));
+    await webhooks.enqueue(
+      'we_h',
+      ids.map((eventId) => ({ eventId, type: 'key.created' as const, body: '{}' })),
+    );
     expect((await webhooks.backlog('we_h')).pending).toBe(total); // past the history's size, nothing pending dropped
 
     const ended = DELIVERY_HISTORY + 100;
@@ -33,8 +36,10 @@ describe.each(storeKinds)('delivery history (%s store)', (kind) => {
     expect(kept.filter((d) => d.status === 'delivered').map((d) => d.eventId)).toEqual(ids.slice(100, ended).reverse());
     expect(await webhooks.getDelivery(heads[0].id)).toBeUndefined();
     // A dropped delivery's event may be queued again; a kept one's may not.
-    await webhooks.enqueue('we_h', { eventId: 'evt_0', type: 'key.created', body: '{}' });
-    await webhooks.enqueue('we_h', { eventId: `evt_${ended - 1}`, type: 'key.created', body: '{}' });
+    await webhooks.enqueue('we_h', [
+      { eventId: 'evt_0', type: 'key.created', body: '{}' },
+      { eventId: `evt_${ended - 1}`, type: 'key.created', body: '{}' },
+    ]);
     expect((await webhooks.backlog('we_h')).pending).toBe(total - ended + 1);
   });
 });

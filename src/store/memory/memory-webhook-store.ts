@@ -54,7 +54,11 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     for (const w of this.watchers) w();
   }
 
-  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
+  async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {
+    for (const d of ds) this.enqueueOne(endpointId, d);
+  }
+
+  private enqueueOne(endpointId: string, d: NewDelivery): void {
     const state = this.endpoints.get(endpointId);
     if (!state || state.seen.has(d.eventId)) return;
     const delivery: Delivery = {

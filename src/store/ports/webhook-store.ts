@@ -31,10 +31,11 @@ export interface WebhookStore {
 /** The delivery worker's side: the endpoints' queues, their attempts, the leases, and word of endpoint changes. */
 export interface DeliveryQueues {
   /**
-   * Queues an event for an endpoint, at the end of its queue; at most once per (endpoint, event id), so an event
-   * handed on twice (after a crash between queueing and dropping it from the outbox) is queued once.
+   * Queues events for an endpoint, in the order given, at the end of its queue, in one step; each at most once per
+   * (endpoint, event id), so an event handed on twice (after a crash between queueing and dropping it from the
+   * outbox) is queued once.
    */
-  enqueue(endpointId: string, delivery: NewDelivery): Promise<void>;
+  enqueue(endpointId: string, deliveries: readonly NewDelivery[]): Promise<void>;
   /** The endpoint's oldest pending deliveries (its queue's head first), due or not, at most `limit`. */
   heads(endpointId: string, limit: number): Promise<Delivery[]>;
   /** Records an attempt; a delivered or failed delivery leaves the queue and joins the history. */

@@ -77,11 +77,11 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
     };
   }
 
-  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
-    await this.run.tmWhEnqueue(
-      [`${this.base}eps`, `${this.base}seq`],
-      [this.base, endpointId, d.eventId, newId('dlv'), d.type, d.body, Math.floor(Date.now() / 1000)],
-    );
+  async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {
+    if (ds.length === 0) return;
+    const args: (string | number)[] = [this.base, endpointId, Math.floor(Date.now() / 1000)];
+    for (const d of ds) args.push(d.eventId, newId('dlv'), d.type, d.body);
+    await this.run.tmWhEnqueue([`${this.base}eps`, `${this.base}seq`], args);
   }
 
   async heads(endpointId: string, limit: number): Promise<Delivery[]> {
