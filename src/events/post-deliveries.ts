@@ -35,7 +35,7 @@ export function dueNow(endpoint: WebhookEndpoint, heads: readonly Delivery[], no
   return run;
 }
 
-/** POSTs the deliveries (one, or a batch) and records the outcome on each; true when the receiver took them (2xx). */
+/** POSTs the deliveries (one, or a batch) and records the outcome on each in one step; true when the receiver took them (2xx). */
 export async function postDeliveries(o: PostOptions, endpoint: WebhookEndpoint, ds: readonly Delivery[]): Promise<boolean> {
   const batch = endpoint.batch !== undefined && ds[0].type === 'usage.settled';
   const body = batch ? `[${ds.map((d) => d.body).join(',')}]` : ds[0].body;
@@ -61,17 +61,16 @@ export async function postDeliveries(o: PostOptions, endpoint: WebhookEndpoint, 
     error = errorText(err);
   }
   const delivered = error === null;
-  await Promise.all(
-    ds.map((d) => {
-      const retryAt = delivered ? undefined : nextAttemptAt(d.attempts.length + 1, d.created * 1000, Date.now(), o.firstRetryMs);
-      const outcome = delivered
-        ? { kind: 'delivered' as const }
-        : retryAt === undefined
-          ? { kind: 'failed' as const }
-          : { kind: 'retry' as const, retryAtMs: retryAt };
-      return o.webhooks.recordAttempt(d.id, { at, status, error }, outcome);
-    }),
-  );
+  const outcomes = ds.map((d) => {
+    const retryAt = delivered ? undefined : nextAttemptAt(d.attempts.length + 1, d.created * 1000, Date.now(), o.firstRetryMs);
+    const outcome = delivered
+      ? { kind: 'delivered' as const }
+      : retryAt === undefined
+        ? { kind: 'failed' as const }
+        : { kind: 'retry' as const, retryAtMs: retryAt };
+    return { deliveryId: d.id, outcome };
+  });
+  await o.webhooks.recordAttempt({ at, status, error }, outcomes);
   if (!delivered) o.logger.warn({ endpoint: endpoint.id, delivery: ds[0].id, events: ds.length, status, error }, 'webhook delivery failed');
   return delivered;
 }

@@ -29,7 +29,10 @@ describe.each(storeKinds)('delivery history (%s store)', (kind) => {
     const ended = DELIVERY_HISTORY + 100;
     const heads = await webhooks.heads('we_h', ended);
     expect(heads.map((d) => d.eventId)).toEqual(ids.slice(0, ended));
-    await Promise.all(heads.map((d) => webhooks.recordAttempt(d.id, { at: 1, status: 200, error: null }, { kind: 'delivered' })));
+    await webhooks.recordAttempt(
+      { at: 1, status: 200, error: null },
+      heads.map((d) => ({ deliveryId: d.id, outcome: { kind: 'delivered' as const } })),
+    );
 
     const kept = await webhooks.listDeliveries('we_h', 10 * total);
     expect(kept.filter((d) => d.status === 'pending').map((d) => d.eventId)).toEqual(ids.slice(ended).reverse());

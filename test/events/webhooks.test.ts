@@ -153,7 +153,6 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     if (s.redis) expect(await s.redis.smembers(`${s.prefix}evacc`)).toEqual([]);
   });
 
-
   test('an endpoint answering 500 is retried, its failed attempts visible, and later events wait behind it in order', async () => {
     const e = await endpoint(['key.created']);
     const accountId = await newAccount(s.store);
@@ -192,7 +191,7 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     const [d] = await webhooks.listDeliveries(e.id, 10);
     expect(d.attempts[0]).toMatchObject({ status: null, error: 'ECONNREFUSED' });
     expect(await webhooks.redeliver(d.id)).toBe(false); // still pending: nothing to redeliver
-    await webhooks.recordAttempt(d.id, { at: 1, status: null, error: 'x' }, { kind: 'failed' });
+    await webhooks.recordAttempt({ at: 1, status: null, error: 'x' }, [{ deliveryId: d.id, outcome: { kind: 'failed' } }]);
     expect(await webhooks.redeliver(d.id)).toBe(true);
     expect((await webhooks.getDelivery(d.id))?.status).toBe('pending');
   });

@@ -1,6 +1,6 @@
 /** The webhook store of a single process: endpoints, queues and attempts in memory (nothing survives a restart). */
 import { newId } from '../ids';
-import type { AttemptOutcome, DeliveryQueues, NewDelivery, WebhookStore } from '../ports/webhook-store';
+import type { AttemptOutcome, DeliveryQueues, NewDelivery, RecordedOutcome, WebhookStore } from '../ports/webhook-store';
 import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type EndpointBacklog, type WebhookEndpoint } from '../records/events';
 
 interface EndpointState {
@@ -91,7 +91,11 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     };
   }
 
-  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
+  async recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void> {
+    for (const { deliveryId, outcome } of outcomes) this.recordOne(deliveryId, attempt, outcome);
+  }
+
+  private recordOne(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): void {
     const d = this.deliveries.get(deliveryId);
     const state = d && this.endpoints.get(d.endpointId);
     if (!d || !state || d.status !== 'pending') return;

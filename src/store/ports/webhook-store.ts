@@ -13,6 +13,11 @@ export interface NewDelivery {
 /** An attempt's outcome: delivered, tried again at `retryAtMs`, or given up (failed). */
 export type AttemptOutcome = { kind: 'delivered' } | { kind: 'retry'; retryAtMs: number } | { kind: 'failed' };
 
+export interface RecordedOutcome {
+  deliveryId: string;
+  outcome: AttemptOutcome;
+}
+
 /** The admin API's side: endpoints, what waits for each, the deliveries' history and redelivery by hand. */
 export interface WebhookStore {
   createEndpoint(endpoint: WebhookEndpoint): Promise<void>;
@@ -38,8 +43,11 @@ export interface DeliveryQueues {
   enqueue(endpointId: string, deliveries: readonly NewDelivery[]): Promise<void>;
   /** The endpoint's oldest pending deliveries (its queue's head first), due or not, at most `limit`. */
   heads(endpointId: string, limit: number): Promise<Delivery[]>;
-  /** Records an attempt; a delivered or failed delivery leaves the queue and joins the history. */
-  recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void>;
+  /**
+   * Records one attempt (an event's POST, or a batch's) on each of its deliveries, with each one's outcome, in one
+   * step; a delivered or failed delivery leaves the queue and joins the history.
+   */
+  recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void>;
   /** Takes or extends the endpoint's delivery lease for `owner`; false when another owner holds it. */
   lease(endpointId: string, owner: string, ms: number): Promise<boolean>;
   unlease(endpointId: string, owner: string): Promise<void>;

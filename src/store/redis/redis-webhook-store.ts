@@ -2,7 +2,7 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { newId } from '../ids';
-import type { AttemptOutcome, DeliveryQueues, NewDelivery, WebhookStore } from '../ports/webhook-store';
+import type { DeliveryQueues, NewDelivery, RecordedOutcome, WebhookStore } from '../ports/webhook-store';
 import {
   DELIVERY_HISTORY,
   type Delivery,
@@ -105,10 +105,11 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
     };
   }
 
-  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
-    const retryAt = outcome.kind === 'retry' ? outcome.retryAtMs : 0;
-    const failed = attempt.error === null ? 0 : 1;
-    await this.run.tmWhRecord([], [this.base, deliveryId, JSON.stringify(attempt), outcome.kind, retryAt, failed, DELIVERY_HISTORY]);
+  async recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const args: (string | number)[] = [this.base, JSON.stringify(attempt), attempt.error === null ? 0 : 1, DELIVERY_HISTORY];
+    for (const { deliveryId, outcome } of outcomes) args.push(deliveryId, outcome.kind, outcome.kind === 'retry' ? outcome.retryAtMs : 0);
+    await this.run.tmWhRecord([], args);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
