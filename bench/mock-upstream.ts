@@ -5,7 +5,7 @@
  * requested dimensions. Answers are numbered words; usage counts the actual prompt. Cheap by design: the bench
  * measures the proxy in front of it. Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import './gc-on-signal';
 import { embeddingsJson } from './stand-in/embeddings-answer';
 import { batchOf, promptTokens } from './stand-in/prompt-usage';
@@ -95,9 +95,29 @@ function answer(path: string, raw: string, body: Body, res: ServerResponse, dela
   sendError(res, 404, `no route ${path}`);
 }
 
+let webhookStats = { events: 0, lastMs: 0 };
+
+/** Counts the usage.settled events of one delivery (a CloudEvents batch holds several) without parsing it. */
+function receiveWebhook(req: IncomingMessage, res: ServerResponse): void {
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(parts).toString('utf8');
+    for (let i = body.indexOf('"specversion"'); i !== -1; i = body.indexOf('"specversion"', i + 1)) webhookStats.events += 1;
+    webhookStats.lastMs = Date.now();
+    res.writeHead(204).end();
+  });
+}
+
 const server = createServer((req, res) => {
-  // The bench's webhook receiver (BENCH_WEBHOOK_URL): takes each delivery at once.
-  if (req.url === '/webhook') return void req.resume().on('end', () => res.writeHead(204).end());
+  // The bench's webhook receiver (BENCH_WEBHOOK_URL): takes each delivery at once, counting its events (a batch's
+  // too); /webhook-stats tells the count and the last arrival (DELETE: and starts again from 0).
+  if (req.url === '/webhook') return void receiveWebhook(req, res);
+  if (req.url === '/webhook-stats') {
+    const text = JSON.stringify(webhookStats);
+    if (req.method === 'DELETE') webhookStats = { events: 0, lastMs: 0 };
+    return void res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+  }
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {

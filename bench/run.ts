@@ -22,6 +22,7 @@ import {
 import { compileServers, redisProcess, serverProcess } from './servers';
 import { addedTable, waitsTable } from './tail-report';
 import { NO_KEY, settings } from './workload';
+import { webhookLine, webhookThroughput } from './webhook-phase';
 
 const RESULTS = join(__dirname, 'results');
 const TARGET_CORE = 0;
@@ -40,6 +41,8 @@ interface Target {
   node: boolean;
   /** Measured in every round (the targets compared); otherwise in the first round only (context). */
   compared: boolean;
+  /** Has a usage.settled webhook endpoint (the mock upstream's /webhook): its delivery throughput is measured too. */
+  webhook?: boolean;
 }
 
 /** Starts a target's process, runs `phase` against it, and stops it whatever happens. */
@@ -70,10 +73,18 @@ async function withTarget<T>(
   }
 }
 
-async function runTarget(target: Target, pin: boolean): Promise<Figures | string> {
-  return withTarget(target, pin ? TARGET_CORE : undefined, (t) =>
-    measure({ ...t, collectGarbage: target.node ? t.collectGarbage : undefined }, (line) => log(`${target.label}: ${line}`)),
-  );
+async function runTarget(target: Target, pin: boolean, receiverUrl: string, notes: string[]): Promise<Figures | string> {
+  return withTarget(target, pin ? TARGET_CORE : undefined, async (t) => {
+    const figures = await measure({ ...t, collectGarbage: target.node ? t.collectGarbage : undefined }, (line) =>
+      log(`${target.label}: ${line}`),
+    );
+    if (target.webhook) {
+      const line = webhookLine(target.label, await webhookThroughput(t.port, t.key, receiverUrl));
+      log(line);
+      notes.push(line);
+    }
+    return figures;
+  });
 }
 
 /** A worker-group configuration of tokenmeter on Redis, measured for JSON max req/s only. */
@@ -204,6 +215,21 @@ async function main(): Promise<void> {
         REDIS_PREFIX: 'tmw:',
         BENCH_WEBHOOK_URL: `${upstreamUrl}/webhook`,
       }),
+      webhook: true,
+    },
+    {
+      // The same endpoint taking CloudEvents batches of up to 100 events per POST.
+      name: 'tokenmeter-redis-webhooks-batched',
+      label: 'tokenmeter (Redis, usage.settled webhook, batches of 100)',
+      node: true,
+      compared: true,
+      start: tokenmeter('tokenmeter (Redis, usage.settled webhook, batches of 100)', {
+        REDIS_URL: redisUrl,
+        REDIS_PREFIX: 'tmwb:',
+        BENCH_WEBHOOK_URL: `${upstreamUrl}/webhook`,
+        BENCH_WEBHOOK_BATCH: '100',
+      }),
+      webhook: true,
     },
     {
       // The same models served by an upstream pool of one server: what the pool costs where there is nothing to choose.
@@ -255,7 +281,7 @@ async function main(): Promise<void> {
     if (round % 2 === 1) order.reverse();
     log(`round ${round + 1} of ${settings.rounds}: ${order.map((t) => t.label).join(', ')}, then the worker groups`);
     for (const target of order) {
-      const result = await runTarget(target, pin);
+      const result = await runTarget(target, pin, upstreamUrl, notes);
       if (typeof result === 'string') {
         log(`${target.label}: skipped (${result})`);
         skipped.set(target.name, result);

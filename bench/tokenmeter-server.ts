@@ -6,8 +6,9 @@
  * A single process also serves its event-loop delay and GC pauses on a side port (`statsPort`, see loop-stats.ts).
  * BENCH_KEY_LIMITS (JSON, the admin API's `limits`) gives the key rate and concurrency limits, set too high to refuse
  * anything: what checking them costs. BENCH_WEBHOOK_URL adds a webhook endpoint there that wants `usage.settled` (an
- * event per request, the costliest type): what the outbox write and the delivery cost. BENCH_POOL serves the models
- * from an upstream pool of the URLs it lists (docs/upstream-pools.md): what balancing over a pool costs.
+ * event per request, the costliest type): what the outbox write and the delivery cost; BENCH_WEBHOOK_BATCH makes it
+ * a batching endpoint (that many events per POST at most). BENCH_POOL serves the models from an upstream pool of the
+ * URLs it lists (docs/upstream-pools.md): what balancing over a pool costs.
  */
 import cluster from 'node:cluster';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -67,7 +68,8 @@ async function benchKey(store: Store): Promise<string> {
 async function benchWebhook(env: NodeJS.ProcessEnv): Promise<void> {
   if (!env.BENCH_WEBHOOK_URL || !env.REDIS_URL) return;
   const redis = new Redis(env.REDIS_URL);
-  const endpoint = { id: 'we_bench', url: env.BENCH_WEBHOOK_URL, secret: 'whsec_bench', created: 0 };
+  const batch = env.BENCH_WEBHOOK_BATCH ? { batch: Number(env.BENCH_WEBHOOK_BATCH) } : {};
+  const endpoint = { id: 'we_bench', url: env.BENCH_WEBHOOK_URL, secret: 'whsec_bench', created: 0, ...batch };
   await new RedisWebhookStore(redis, { prefix: env.REDIS_PREFIX }).createEndpoint({ ...endpoint, types: ['usage.settled'] });
   redis.disconnect();
 }

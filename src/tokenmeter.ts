@@ -21,6 +21,8 @@ import { MemoryCommerceStore } from './store/memory/memory-commerce-store';
 import { MemoryModelLimits } from './store/memory/memory-model-limits';
 import { MemorySessionStore } from './store/memory/memory-session-store';
 import type { MeteringStore } from './store/ports/metering-store';
+import type { EventOutbox } from './store/ports/event-outbox';
+import type { WebhookBackend } from './store/ports/webhook-store';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
@@ -112,16 +114,21 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const backend = opened.stores.store;
   const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
   // Webhook delivery runs beside the requests, never in them; beside a host's serving store there are no events.
-  const worker = isWholeStore(store)
-    ? new DeliveryWorker({
-        outbox: store,
-        webhooks: opened.stores.webhooks,
-        logger,
-        lowBalanceTokens: config.lowBalanceTokens,
-        timeoutMs: config.webhookTimeoutMs,
-        packageExpiringDays: config.packageExpiringDays,
-      })
-    : undefined;
+  const delivery = opened.stores.delivery;
+  const worker =
+    isWholeStore(store) && delivery.outbox !== undefined
+      ? new DeliveryWorker({
+          outbox: delivery.outbox,
+          webhooks: delivery.webhooks,
+          // The requests' store writes the events; the delivery's own (the same in memory) sweeps for package expiry.
+          writers: [store, delivery.outbox],
+          metrics,
+          logger,
+          lowBalanceTokens: config.lowBalanceTokens,
+          timeoutMs: config.webhookTimeoutMs,
+          packageExpiringDays: config.packageExpiringDays,
+        })
+      : undefined;
   worker?.start();
   return assemble(deps, async () => {
     await worker?.stop();
@@ -232,12 +239,18 @@ function openStore(
   config: MeterConfig,
   parts: MeterParts,
   logger: Logger,
-): { stores: Omit<Stores, 'store'> & { store: ServingStore }; close?: () => Promise<void> } {
+): {
+  stores: Omit<Stores, 'store' | 'delivery'> & { store: ServingStore; delivery: { webhooks: WebhookBackend; outbox?: EventOutbox } };
+  close?: () => Promise<void>;
+} {
   if (parts.store) {
     const sessions = parts.sessions ?? new MemorySessionStore();
     const commerce = parts.commerce ?? new MemoryCommerceStore();
+    const webhooks = new MemoryWebhookStore();
+    // A host's whole store is its own outbox: the worker reads it as the requests write it.
+    const outbox = isWholeStore(parts.store) ? parts.store : undefined;
     return {
-      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks: new MemoryWebhookStore() },
+      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks, delivery: { webhooks, outbox } },
     };
   }
   const { close, ...stores } = createStores(config, logger, parts);

@@ -4,7 +4,7 @@
  */
 import express, { Router } from 'express';
 import { z } from 'zod';
-import { createWebhookRequest, deliveryObject, endpointObject, lowBalanceRequest } from '../api/webhook';
+import { createWebhookRequest, deliveryObject, endpointDetailObject, endpointObject, lowBalanceRequest } from '../api/webhook';
 import { newWebhookSecret } from '../events/signature';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
@@ -33,6 +33,7 @@ export function webhooksRoutes(deps: { webhooks: WebhookStore; outbox: Pick<Even
         types: [...new Set(parsed.data.events)],
         secret: newWebhookSecret(),
         created: Math.floor(Date.now() / 1000),
+        ...(parsed.data.batch_size === undefined ? {} : { batch: parsed.data.batch_size }),
       };
       await webhooks.createEndpoint(endpoint);
       res.status(201).json({ ...endpointObject(endpoint), secret: endpoint.secret });
@@ -43,6 +44,16 @@ export function webhooksRoutes(deps: { webhooks: WebhookStore; outbox: Pick<Even
     '/webhooks',
     guard(async (_req, res) => {
       res.json({ data: (await webhooks.listEndpoints()).map(endpointObject) });
+    }),
+  );
+
+  router.get(
+    '/webhooks/:id',
+    guard(async (req, res) => {
+      const id = String(req.params.id);
+      const endpoint = (await webhooks.listEndpoints()).find((e) => e.id === id);
+      if (!endpoint) return sendError(res, endpointNotFound(id));
+      res.json(endpointDetailObject(endpoint, await webhooks.backlog(id), Math.floor(Date.now() / 1000)));
     }),
   );
 

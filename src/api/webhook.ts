@@ -1,7 +1,10 @@
 /** The webhook API's objects (admin API and CLI): endpoints without their secret, deliveries with attempts. */
 import { z } from 'zod';
-import { EVENT_TYPES, eventBody, usageSettledData, type Delivery, type WebhookEndpoint } from '../store/records/events';
+import { EVENT_TYPES, eventBody, usageSettledData, type Delivery, type EndpointBacklog, type WebhookEndpoint } from '../store/records/events';
 import type { UsageObject } from './usage';
+
+/** The most usage.settled events one batched POST carries. */
+export const MAX_BATCH_SIZE = 1000;
 
 /** `POST /admin/webhooks`. */
 export const createWebhookRequest = z.strictObject({
@@ -15,6 +18,13 @@ export const createWebhookRequest = z.strictObject({
     })
     .min(1, 'must name at least one event type')
     .default(['*']),
+  /** Up to this many usage.settled events per POST, as a CloudEvents batch; absent: one event per POST. */
+  batch_size: z
+    .number({ error: `must be a whole number from 1 to ${MAX_BATCH_SIZE}` })
+    .int(`must be a whole number from 1 to ${MAX_BATCH_SIZE}`)
+    .min(1, `must be a whole number from 1 to ${MAX_BATCH_SIZE}`)
+    .max(MAX_BATCH_SIZE, `must be a whole number from 1 to ${MAX_BATCH_SIZE}`)
+    .optional(),
 });
 
 export type CreateWebhookRequest = z.input<typeof createWebhookRequest>;
@@ -33,7 +43,21 @@ export interface WebhookEndpointObject {
   id: string;
   url: string;
   events: string[];
+  /** usage.settled events per POST (a CloudEvents batch); null: one per POST. */
+  batch_size: number | null;
   created: number;
+}
+
+/** `GET /admin/webhooks/:id`: the endpoint and what waits for it. */
+export interface WebhookEndpointDetailObject extends WebhookEndpointObject {
+  backlog: {
+    /** Deliveries queued and not yet delivered or given up. */
+    pending: number;
+    /** Seconds since the oldest of them was queued; 0 with none. */
+    oldest_age_seconds: number;
+    /** The last failed attempt (kept after later successes); null if none failed. */
+    last_error: { at: number; status: number | null; error: string | null } | null;
+  };
 }
 
 /** At creation only: the endpoint with its signing secret, shown this once. */
@@ -56,7 +80,18 @@ export interface DeliveryObject {
 }
 
 export function endpointObject(e: WebhookEndpoint): WebhookEndpointObject {
-  return { id: e.id, url: e.url, events: [...e.types], created: e.created };
+  return { id: e.id, url: e.url, events: [...e.types], batch_size: e.batch ?? null, created: e.created };
+}
+
+export function endpointDetailObject(e: WebhookEndpoint, b: EndpointBacklog, nowSeconds: number): WebhookEndpointDetailObject {
+  return {
+    ...endpointObject(e),
+    backlog: {
+      pending: b.pending,
+      oldest_age_seconds: b.oldestCreated === null ? 0 : Math.max(0, nowSeconds - b.oldestCreated),
+      last_error: b.lastError && { ...b.lastError },
+    },
+  };
 }
 
 export function deliveryObject(d: Delivery): DeliveryObject {

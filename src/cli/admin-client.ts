@@ -26,7 +26,7 @@ import type {
   UsageObject,
 } from '../api';
 
-import type { DeliveryObject, NewWebhookEndpointObject, WebhookEndpointObject } from '../api/webhook';
+import type { DeliveryObject, NewWebhookEndpointObject, WebhookEndpointDetailObject, WebhookEndpointObject } from '../api/webhook';
 type Query = Record<string, string | number | undefined>;
 
 /** A failure to show the operator as it is: what happened and what to do. */
@@ -99,11 +99,14 @@ export class AdminClient {
   listCodes(): Promise<ListObject<CodeObject>> {
     return this.call('GET', '/admin/redemption-codes');
   }
-  createWebhook(body: { url: string; events?: string[] }): Promise<NewWebhookEndpointObject> {
+  createWebhook(body: { url: string; events?: string[]; batch_size?: number }): Promise<NewWebhookEndpointObject> {
     return this.call('POST', '/admin/webhooks', body);
   }
   listWebhooks(): Promise<{ data: WebhookEndpointObject[] }> {
     return this.call('GET', '/admin/webhooks');
+  }
+  webhook(id: string): Promise<WebhookEndpointDetailObject> {
+    return this.call('GET', `/admin/webhooks/${encodeURIComponent(id)}`);
   }
   deleteWebhook(id: string): Promise<{ id: string; deleted: boolean }> {
     return this.call('DELETE', `/admin/webhooks/${encodeURIComponent(id)}`);

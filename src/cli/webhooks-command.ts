@@ -10,12 +10,13 @@ export function webhooksCommand(program: Command): void {
     .command('create <url>')
     .description('add an endpoint; its signing secret is shown this once')
     .option('--events <types>', 'comma-separated event types, * for all but usage.settled', '*')
-    .action(async (url: string, opts: Common & { events: string }) => {
+    .option('--batch-size <n>', 'up to n usage.settled events per POST, as a CloudEvents batch', positiveInt)
+    .action(async (url: string, opts: Common & { events: string; batchSize?: number }) => {
       const events = opts.events
         .split(',')
         .map((t) => t.trim())
         .filter(Boolean);
-      const e = await clientFor(opts).createWebhook({ url, events });
+      const e = await clientFor(opts).createWebhook({ url, events, batch_size: opts.batchSize });
       print(opts, e, () => `Endpoint ${e.id} for ${e.events.join(', ')}\nSigning secret (shown once): ${e.secret}`);
     });
 
@@ -31,6 +32,23 @@ export function webhooksCommand(program: Command): void {
               ['ID', 'URL', 'EVENTS', 'CREATED'],
               data.map((e) => [e.id, e.url, e.events.join(','), time(e.created)]),
             ),
+      );
+    });
+
+  webhooks
+    .command('show <id>')
+    .description("an endpoint and its backlog: queued deliveries, the oldest one's age, the last error")
+    .action(async (id: string, opts: Common) => {
+      const e = await clientFor(opts).webhook(id);
+      const last = e.backlog.last_error;
+      print(opts, e, () =>
+        [
+          `Endpoint ${e.id} for ${e.events.join(', ')}${e.batch_size === null ? '' : ` (batches of ${e.batch_size})`}`,
+          `url         ${e.url}`,
+          `pending     ${e.backlog.pending}`,
+          `oldest      ${e.backlog.oldest_age_seconds} s`,
+          `last error  ${last ? `${last.error ?? last.status} at ${time(last.at)}` : '-'}`,
+        ].join('\n'),
       );
     });
 

@@ -1,31 +1,42 @@
 /**
- * The webhooks' delivery loop, apart from every request: each tick it tells the store which events to write (from the
- * endpoints configured), hands the accounts' outbox events to the endpoints' queues, and delivers each endpoint's
- * queue in order under that endpoint's lease, so two processes never deliver to one endpoint at once.
+ * The webhooks' delivery worker, apart from every request: it keeps what the stores write in step with the endpoints
+ * configured (told of each change at once, and checking each round in case a message was lost), hands the accounts'
+ * outbox events to the endpoints' queues each round, sweeps for package expiry, and wakes each endpoint's own
+ * delivery loop (endpoint-loop.ts). No round waits on a delivery.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
 import type { EventOutbox } from '../store/ports/event-outbox';
-import type { WebhookStore } from '../store/ports/webhook-store';
-import { DEFAULT_EVENT_TYPES, eventBody, type Delivery, type EventType, type WebhookEndpoint } from '../store/records/events';
-import { compareCursor } from '../store/ids';
-import { FIRST_RETRY_MS, nextAttemptAt } from './backoff';
-import { SIGNATURE_HEADER, signWebhook } from './signature';
+import type { WebhookBackend } from '../store/ports/webhook-store';
+import type { WebhookEndpoint } from '../store/records/events';
+import { AttemptSlots } from './attempt-slots';
+import { FIRST_RETRY_MS } from './backoff';
+import { EndpointLoop, type LoopDeps } from './endpoint-loop';
+import { wantsFor } from './event-wants';
+import { handOn } from './hand-on';
 
 export interface DeliveryWorkerOptions {
+  /** The outbox the worker reads, drops and sweeps (on Redis: a connection of its own, not the requests'). */
   outbox: EventOutbox;
-  webhooks: WebhookStore;
+  webhooks: WebhookBackend;
+  /** The stores whose steps write events, told what to write. Default: the outbox alone. */
+  writers?: Pick<EventOutbox, 'wantEvents'>[];
   logger: Logger;
+  /** Where the backlog gauges go (tokenmeter_webhook_backlog, tokenmeter_webhook_oldest_seconds). */
+  metrics?: Pick<Metrics, 'webhookBacklog' | 'webhookOldestSeconds'>;
   /** balance.low's threshold for accounts without their own. */
   lowBalanceTokens: number;
   /** A receiver slower than this to answer counts as failed. Default 10000. */
   timeoutMs?: number;
-  /** Time between ticks. Default 1000. */
+  /** Time between rounds. Default 1000. */
   pollMs?: number;
   /** The first retry's delay (doubling after). Default 10 s. */
   firstRetryMs?: number;
   /** package.expiring fires this many days before a package expires. Default 7. */
   packageExpiringDays?: number;
+  /** Attempts in flight at once in this process, over all endpoints. Default 16. */
+  maxAttempts?: number;
 }
 
 /**
@@ -33,28 +44,54 @@ export interface DeliveryWorkerOptions {
  * often.
  */
 const SWEEP_MS = 5 * 60_000;
-const BATCH = 100;
 
 export class DeliveryWorker {
   private readonly owner = randomBytes(8).toString('hex');
+  private readonly loops = new Map<string, EndpointLoop>();
+  private readonly deps: LoopDeps;
+  private readonly writers: Pick<EventOutbox, 'wantEvents'>[];
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private wantsTimer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private sweeping: Promise<void> | undefined;
+  private unwatch: (() => Promise<void>) | undefined;
   private lastSweep = 0;
   private stopped = false;
-  private readonly timeoutMs: number;
-  private readonly leaseMs: number;
+  /** Refreshes of the wants, numbered: one that started earlier never overwrites a later one's. */
+  private wantsAsked = 0;
+  private wantsApplied = 0;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
-    this.timeoutMs = o.timeoutMs ?? 10_000;
-    // Outlasts one attempt with room to record it; a crashed holder's endpoint is free again after this.
-    this.leaseMs = this.timeoutMs + 5_000;
+    const timeoutMs = o.timeoutMs ?? 10_000;
+    this.writers = o.writers ?? [o.outbox];
+    this.deps = {
+      webhooks: o.webhooks,
+      logger: o.logger,
+      timeoutMs,
+      firstRetryMs: o.firstRetryMs ?? FIRST_RETRY_MS,
+      slots: new AttemptSlots(o.maxAttempts ?? 16),
+      owner: this.owner,
+      // Outlasts one attempt with room to record it; a crashed holder's endpoint is free again after this.
+      leaseMs: timeoutMs + 5_000,
+      stopped: () => this.stopped,
+    };
   }
 
+  /**
+   * Writes every rare event from now on (none waits for the endpoints to be read), then runs a round every pollMs;
+   * endpoint changes refresh usage.settled's gate at once.
+   */
   start(): void {
+    this.applyWants([]);
+    const refresh = () => void this.refreshWants().catch(() => undefined);
+    this.unwatch = this.o.webhooks.watchEndpoints(refresh);
+    // Its own timer, so a long round (a big hand-on, a sweep of many accounts) never stretches the gate's bound.
+    this.wantsTimer = setInterval(refresh, this.o.pollMs ?? 1_000);
+    this.wantsTimer.unref();
     const loop = () => {
       if (this.stopped) return;
-      this.running = this.tick()
-        .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'webhook delivery tick failed'))
+      this.running = this.round()
+        .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'webhook delivery round failed'))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(loop, this.o.pollMs ?? 1_000);
         });
@@ -62,56 +99,75 @@ export class DeliveryWorker {
     loop();
   }
 
-  /** Stops after the tick under way (its attempt, if any, is recorded first). */
+  /** Stops after the round under way and the attempts in flight (each recorded first). */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.wantsTimer);
+    await this.unwatch?.();
     await this.running;
+    await this.sweeping;
+    await Promise.all([...this.loops.values()].map((l) => l.busy));
   }
 
-  /** One round: wants, hand-on, deliveries. */
+  /** One round, then the deliveries it started, to their end (for tests: the running worker never waits on them). */
   async tick(): Promise<void> {
-    const endpoints = await this.o.webhooks.listEndpoints();
-    const wanted = new Set<EventType>(endpoints.flatMap((e) => expand(e.types)));
-    this.o.outbox.wantEvents({ types: wanted, lowBalanceTokens: this.o.lowBalanceTokens });
-    const sweep = Date.now() - this.lastSweep >= SWEEP_MS;
-    if (sweep) {
-      this.lastSweep = Date.now();
-      if (wanted.has('package.expiring') || wanted.has('package.expired')) await this.sweepPackages();
-    }
-    await this.handOn(endpoints, sweep);
-    for (const e of endpoints) if (!this.stopped) await this.deliverQueue(e);
+    await Promise.all(await this.round());
   }
 
   /**
-   * Moves outbox events to the queues of the endpoints that want them, oldest first across accounts (cursors are
-   * the store's time-ordered stream ids), then drops them from the outboxes.
+   * Wants and hand-on, then each endpoint's loop woken; the package sweep, when due, runs beside the rounds. Returns
+   * the loops' runs and the sweep, not waited on.
    */
-  private async handOn(endpoints: WebhookEndpoint[], sweep: boolean): Promise<void> {
-    let accounts = await this.o.outbox.eventAccounts(sweep);
-    while (accounts.length > 0 && !this.stopped) {
-      const read = await Promise.all(accounts.map((id) => this.o.outbox.readEvents(id, BATCH)));
-      const events = read.flat().sort((a, b) => compareCursor(a.cursor, b.cursor));
-      for (const event of events) {
-        const body = eventBody(event);
-        for (const e of endpoints)
-          if (expand(e.types).includes(event.type)) await this.o.webhooks.enqueue(e.id, { eventId: event.id, type: event.type, body });
-      }
-      await Promise.all(
-        accounts.map((id, i) =>
-          this.o.outbox.dropEvents(
-            id,
-            read[i].map((e) => e.cursor),
-          ),
-        ),
-      );
-      accounts = accounts.filter((_, i) => read[i].length === BATCH);
+  private async round(): Promise<Promise<void>[]> {
+    const endpoints = await this.refreshWants();
+    const sweep = Date.now() - this.lastSweep >= SWEEP_MS && this.sweeping === undefined;
+    if (sweep) {
+      this.lastSweep = Date.now();
+      this.sweeping = this.sweepPackages()
+        .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'package expiry sweep failed'))
+        .finally(() => {
+          this.sweeping = undefined;
+        });
     }
+    const sweeping = this.sweeping;
+    await handOn(this.o.outbox, this.o.webhooks, sweep, () => this.stopped);
+    const runs = this.stopped ? [] : endpoints.map((e) => this.loops.get(e.id)!.wake());
+    await this.reportBacklog(endpoints).catch(() => undefined);
+    return sweeping ? [...runs, sweeping] : runs;
+  }
+
+  /** Reads the endpoints, sets what the stores write from them, and keeps one loop per endpoint. */
+  private async refreshWants(): Promise<WebhookEndpoint[]> {
+    const asked = ++this.wantsAsked;
+    const endpoints = await this.o.webhooks.listEndpoints();
+    if (asked > this.wantsApplied) {
+      this.wantsApplied = asked;
+      this.applyWants(endpoints);
+    }
+    const ids = new Set(endpoints.map((e) => e.id));
+    for (const id of this.loops.keys()) {
+      if (ids.has(id)) continue;
+      this.loops.delete(id);
+      this.o.metrics?.webhookBacklog.remove({ endpoint: id });
+      this.o.metrics?.webhookOldestSeconds.remove({ endpoint: id });
+    }
+    for (const e of endpoints) {
+      const loop = this.loops.get(e.id);
+      if (loop) loop.endpoint = e;
+      else this.loops.set(e.id, new EndpointLoop(e, this.deps));
+    }
+    return endpoints;
+  }
+
+  private applyWants(endpoints: readonly WebhookEndpoint[]): void {
+    const wants = wantsFor(endpoints, this.o.lowBalanceTokens);
+    for (const w of this.writers) w.wantEvents(wants);
   }
 
   /**
    * Writes every account's due package.expiring and package.expired events (the store writes each once, however
-   * many processes sweep); no request causes them, so the sweep does. Call after a tick has set what is wanted.
+   * many processes sweep); no request causes them, so the sweep does.
    */
   async sweepPackages(): Promise<void> {
     const warnSeconds = (this.o.packageExpiringDays ?? 7) * 86_400;
@@ -121,66 +177,15 @@ export class DeliveryWorker {
     }
   }
 
-  /** Delivers the endpoint's due head, and the next, until one fails or none is due; under the endpoint's lease. */
-  private async deliverQueue(endpoint: WebhookEndpoint): Promise<void> {
-    if (!(await this.o.webhooks.lease(endpoint.id, this.owner, this.leaseMs))) return;
-    try {
-      for (;;) {
-        const head = await this.o.webhooks.head(endpoint.id);
-        if (!head || head.nextAttemptMs > Date.now() || this.stopped) return;
-        if (!(await this.attempt(endpoint, head))) return;
-        if (!(await this.o.webhooks.lease(endpoint.id, this.owner, this.leaseMs))) return;
-      }
-    } finally {
-      await this.o.webhooks.unlease(endpoint.id, this.owner);
-    }
+  /** Each endpoint's queue length and oldest pending age, as gauges. */
+  private async reportBacklog(endpoints: readonly WebhookEndpoint[]): Promise<void> {
+    const m = this.o.metrics;
+    if (!m) return;
+    const now = Date.now() / 1000;
+    const all = await Promise.all(endpoints.map((e) => this.o.webhooks.backlog(e.id)));
+    endpoints.forEach((e, i) => {
+      m.webhookBacklog.set({ endpoint: e.id }, all[i].pending);
+      m.webhookOldestSeconds.set({ endpoint: e.id }, all[i].oldestCreated === null ? 0 : Math.max(0, now - all[i].oldestCreated));
+    });
   }
-
-  /** One POST; true when the receiver took it (2xx). */
-  private async attempt(endpoint: WebhookEndpoint, d: Delivery): Promise<boolean> {
-    const at = Math.floor(Date.now() / 1000);
-    let status: number | null = null;
-    let error: string | null = null;
-    try {
-      const res = await fetch(endpoint.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'tokenmeter-webhooks',
-          [SIGNATURE_HEADER]: signWebhook(endpoint.secret, d.body, at),
-        },
-        body: d.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      status = res.status;
-      await res.body?.cancel();
-      if (status < 200 || status > 299) error = `HTTP ${status}`;
-    } catch (err) {
-      error = errorText(err);
-    }
-    const delivered = error === null;
-    const retryAt = delivered
-      ? undefined
-      : nextAttemptAt(d.attempts.length + 1, d.created * 1000, Date.now(), this.o.firstRetryMs ?? FIRST_RETRY_MS);
-    const outcome = delivered
-      ? { kind: 'delivered' as const }
-      : retryAt === undefined
-        ? { kind: 'failed' as const }
-        : { kind: 'retry' as const, retryAtMs: retryAt };
-    await this.o.webhooks.recordAttempt(d.id, { at, status, error }, outcome);
-    if (!delivered) this.o.logger.warn({ endpoint: endpoint.id, delivery: d.id, status, error }, 'webhook delivery failed');
-    return delivered;
-  }
-}
-
-/** An endpoint's types with `*` spelled out. */
-export function expand(types: readonly (EventType | '*')[]): EventType[] {
-  return types.flatMap((t) => (t === '*' ? DEFAULT_EVENT_TYPES : [t]));
-}
-
-function errorText(err: unknown): string {
-  const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError') return 'timed out';
-  return e.cause?.code ?? e.cause?.message ?? e.message;
 }

@@ -34,6 +34,8 @@ export class Metrics {
   readonly storeErrors: Counter<'op'>;
   readonly storeDuration: Histogram<'op'>;
   readonly settleBacklog: Gauge;
+  readonly webhookBacklog: Gauge;
+  readonly webhookOldestSeconds: Gauge;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -133,6 +135,19 @@ export class Metrics {
     this.settleBacklog = new Gauge({
       name: 'tokenmeter_settle_backlog',
       help: 'Settlements waiting for the store (retried until it answers).',
+      registers,
+    });
+    // Read from the shared store by each process's delivery worker every round: every replica reports the same queues.
+    this.webhookBacklog = new Gauge({
+      name: 'tokenmeter_webhook_backlog',
+      help: 'Webhook deliveries queued and not yet delivered or given up, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.webhookOldestSeconds = new Gauge({
+      name: 'tokenmeter_webhook_oldest_seconds',
+      help: "Age of the endpoint's oldest undelivered event (0 with none), by endpoint.",
+      labelNames: ['endpoint'],
       registers,
     });
   }

@@ -10,13 +10,14 @@ import { RedisCommerceStore } from './redis/redis-commerce-store';
 import { RedisSessionStore } from './redis/redis-session-store';
 import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
-import type { WebhookStore } from './ports/webhook-store';
+import type { WebhookBackend, WebhookStore } from './ports/webhook-store';
 import { MemoryWebhookStore } from './memory/memory-webhook-store';
 import { RedisWebhookStore } from './redis/redis-webhook-store';
 import type { Store } from './ports/store';
 import { MemoryResponseOwners } from './memory/memory-response-owners';
 import { RedisResponseOwners } from './redis/redis-response-owners';
 import type { ResponseOwners } from './ports/response-owners';
+import type { EventOutbox } from './ports/event-outbox';
 
 type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
 
@@ -29,6 +30,25 @@ export interface Stores {
   responses: ResponseOwners;
   /** Webhook endpoints and their deliveries. */
   webhooks: WebhookStore;
+  /**
+   * The delivery worker's outbox and webhook store: on Redis, the same data over a connection of its own (so a busy
+   * endpoint never queues behind a request's RESERVE or SETTLE); in memory, the stores above.
+   */
+  delivery: DeliveryStores;
+}
+
+export interface DeliveryStores {
+  outbox: EventOutbox;
+  webhooks: WebhookBackend;
+  /** Closes what was opened for them (nothing in memory). */
+  close(): Promise<void>;
+}
+
+/** The delivery worker's stores on a duplicate of `client` (same server, prefix and options). */
+export function redisDeliveryStores(client: Redis | Cluster, options: { prefix: string; limitWindowMs?: number }): DeliveryStores {
+  const own = client.duplicate();
+  const outbox = new RedisStore(own, options);
+  return { outbox, webhooks: new RedisWebhookStore(own, { prefix: options.prefix }), close: () => outbox.close() };
 }
 
 /** What the host gave instead of what the configuration would open: its own Redis client, sessions, commerce. */
@@ -47,25 +67,32 @@ export function createStores(config: StoreConfig, logger: Logger, given: GivenSt
   const client = given.redis ?? (config.redisUrl ? connect(config, config.redisUrl, logger) : undefined);
   if (client === undefined) {
     const store = new MemoryStore({ limitWindowMs });
+    const webhooks = new MemoryWebhookStore();
     return {
       store,
       sessions: given.sessions ?? new MemorySessionStore(),
       commerce: given.commerce ?? new MemoryCommerceStore(),
       responses: new MemoryResponseOwners(),
-      webhooks: new MemoryWebhookStore(),
+      webhooks,
+      delivery: { outbox: store, webhooks, close: async () => undefined },
       close: () => store.close(),
     };
   }
   const prefix = config.redisPrefix;
   const store = new RedisStore(client, { prefix, limitWindowMs });
+  const delivery = redisDeliveryStores(client, { prefix, limitWindowMs });
   return {
     store,
     sessions: given.sessions ?? new RedisSessionStore(client, { prefix }),
     commerce: given.commerce ?? new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),
     webhooks: new RedisWebhookStore(client, { prefix }),
-    // The host's own client stays open.
-    close: given.redis ? () => Promise.resolve() : () => store.close(),
+    delivery,
+    // The host's own client stays open; the delivery's duplicate of it is ours.
+    close: async () => {
+      await delivery.close();
+      if (!given.redis) await store.close();
+    },
   };
 }
 

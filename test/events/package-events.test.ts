@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { DeliveryWorker } from '../../src/events/delivery-worker';
 import { createLogger } from '../../src/observability/logger';
-import type { WebhookStore } from '../../src/store/ports/webhook-store';
+import type { WebhookBackend } from '../../src/store/ports/webhook-store';
 import type { EventType } from '../../src/store/records/events';
 import { newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import type { WebhookReceiver } from '../helpers/webhook-receiver';
@@ -17,7 +17,7 @@ const DAY = 86_400;
 
 describe.each(storeKinds)('package expiry events (%s store)', (kind) => {
   let s: StoreUnderTest;
-  let webhooks: WebhookStore;
+  let webhooks: WebhookBackend;
   let receiver: WebhookReceiver;
   let events: EventsUnderTest;
   /** The store's clock; starts now, as Redis's own expiry checks (grants, settles) use the server's time. */
@@ -95,13 +95,19 @@ describe.each(storeKinds)('package expiry events (%s store)', (kind) => {
     expect(new Set(receiver.received.map((r) => r.event.id)).size).toBe(4);
   });
 
-  test('with no endpoint wanting them, the sweep writes nothing', async () => {
+  test('with no endpoint wanting them, the sweep writes them once and the hand-on drops them, never queued', async () => {
     const [w] = await workers(['balance.low'], 1);
     const accountId = await newAccount(s.store);
     await grant(accountId, 100, 1);
     clock.ms += 2 * DAY * 1000;
     await w.sweepPackages();
+    await w.sweepPackages();
+    expect((await s.store.readEvents(accountId, 10)).filter((e) => e.type === 'package.expired')).toHaveLength(1);
+    await w.tick();
     expect(await s.store.readEvents(accountId, 10)).toEqual([]);
-    if (s.redis) expect(await s.redis.keys(`${s.prefix}*:pe`)).toEqual([]);
+    const [endpoint] = await webhooks.listEndpoints();
+    expect(await webhooks.listDeliveries(endpoint.id, 10)).toEqual([]);
+    expect(receiver.received).toEqual([]);
   });
+
 });

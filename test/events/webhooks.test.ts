@@ -8,7 +8,7 @@ import { DeliveryWorker } from '../../src/events/delivery-worker';
 import { verifyWebhook } from '../../src/events/signature';
 import { createLogger } from '../../src/observability/logger';
 import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
-import type { WebhookStore } from '../../src/store/ports/webhook-store';
+import type { WebhookBackend } from '../../src/store/ports/webhook-store';
 import type { EventType } from '../../src/store/records/events';
 import type { Settlement } from '../../src/store/records/metering';
 import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
@@ -21,7 +21,7 @@ const logger = createLogger('silent');
 
 describe.each(storeKinds)('webhooks (%s store)', (kind) => {
   let s: StoreUnderTest;
-  let webhooks: WebhookStore;
+  let webhooks: WebhookBackend;
   let receiver: WebhookReceiver;
   let client: Redis | undefined;
 
@@ -141,13 +141,16 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     ]);
   });
 
-  test('with no endpoint configured, the store writes no event at all', async () => {
-    await worker().tick();
+  test('with no endpoint configured, usage.settled is never written; the rare events are, and the hand-on drops them', async () => {
+    const w = worker();
+    await w.tick();
     const accountId = await newAccount(s.store);
     await s.store.grantPackage(accountId, { tokens: 10, expiresAt: null });
     await s.store.settle(settlement(accountId, null, 20));
+    expect((await s.store.readEvents(accountId, 10)).map((e) => e.type)).toEqual(['account.created', 'package.granted', 'balance.low']);
+    await w.tick();
     expect(await s.store.readEvents(accountId, 10)).toEqual([]);
-    if (s.redis) expect(await s.redis.keys(`${s.prefix}*ev*`)).toEqual([]);
+    if (s.redis) expect(await s.redis.smembers(`${s.prefix}evacc`)).toEqual([]);
   });
 
   test('an endpoint answering 500 is retried, its failed attempts visible, and later events wait behind it in order', async () => {
@@ -188,7 +191,7 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     const [d] = await webhooks.listDeliveries(e.id, 10);
     expect(d.attempts[0]).toMatchObject({ status: null, error: 'ECONNREFUSED' });
     expect(await webhooks.redeliver(d.id)).toBe(false); // still pending: nothing to redeliver
-    await webhooks.recordAttempt(d.id, { at: 1, status: null, error: 'x' }, { kind: 'failed' });
+    await webhooks.recordAttempt({ at: 1, status: null, error: 'x' }, [{ deliveryId: d.id, outcome: { kind: 'failed' } }]);
     expect(await webhooks.redeliver(d.id)).toBe(true);
     expect((await webhooks.getDelivery(d.id))?.status).toBe('pending');
   });

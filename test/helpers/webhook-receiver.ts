@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface Received {
   body: string;
   signature: string | undefined;
+  contentType: string | undefined;
+  /** The parsed body: one event, or for a CloudEvents batch an array of them. */
   event: { id: string; type: string; data: Record<string, unknown> } & Record<string, unknown>;
 }
 
@@ -28,7 +30,8 @@ export async function startReceiver(): Promise<WebhookReceiver> {
       if (receiver.hold) return receiver.hold(body);
       if (receiver.answer >= 200 && receiver.answer < 300) {
         const signature = req.headers['tokenmeter-signature'] as string | undefined;
-        receiver.received.push({ body, signature, event: JSON.parse(body) as Received['event'] });
+        const contentType = req.headers['content-type'];
+        receiver.received.push({ body, signature, contentType, event: JSON.parse(body) as Received['event'] });
       }
       res.writeHead(receiver.answer).end();
     });

@@ -1,14 +1,14 @@
 /** A store under test with a webhook store beside it (on the same Redis and prefix) and a receiver, as the events tests use. */
 import Redis from 'ioredis';
 import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
-import type { WebhookStore } from '../../src/store/ports/webhook-store';
+import type { WebhookBackend } from '../../src/store/ports/webhook-store';
 import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
 import { makeStore, testRedisUrl, type StoreKind, type StoreUnderTest } from './stores';
 import { startReceiver, type WebhookReceiver } from './webhook-receiver';
 
 export interface EventsUnderTest {
   s: StoreUnderTest;
-  webhooks: WebhookStore;
+  webhooks: WebhookBackend;
   receiver: WebhookReceiver;
   close(): Promise<void>;
 }

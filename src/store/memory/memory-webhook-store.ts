@@ -1,27 +1,32 @@
 /** The webhook store of a single process: endpoints, queues and attempts in memory (nothing survives a restart). */
 import { newId } from '../ids';
-import type { AttemptOutcome, NewDelivery, WebhookStore } from '../ports/webhook-store';
-import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type WebhookEndpoint } from '../records/events';
+import type { AttemptOutcome, DeliveryQueues, NewDelivery, RecordedOutcome, WebhookStore } from '../ports/webhook-store';
+import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type EndpointBacklog, type WebhookEndpoint } from '../records/events';
 
 interface EndpointState {
   endpoint: WebhookEndpoint;
   /** Pending delivery ids, oldest first. */
   queue: string[];
-  /** Every kept delivery id, oldest first. */
-  history: string[];
+  /** Every kept delivery id, pending and ended, in queue order (a Set: dropping one is O(1)). */
+  history: Set<string>;
+  /** The kept ended delivery ids, oldest first: what is trimmed (pending ones are always kept). */
+  ended: string[];
   /** event id -> delivery id */
   seen: Map<string, string>;
   lease?: { owner: string; until: number };
+  lastError?: DeliveryAttempt;
 }
 
-export class MemoryWebhookStore implements WebhookStore {
+export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
   private readonly endpoints = new Map<string, EndpointState>();
   private readonly deliveries = new Map<string, Delivery>();
+  private readonly watchers = new Set<() => void>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: [], seen: new Map() });
+    this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: new Set(), ended: [], seen: new Map() });
+    this.changed();
   }
 
   async listEndpoints(): Promise<WebhookEndpoint[]> {
@@ -32,10 +37,28 @@ export class MemoryWebhookStore implements WebhookStore {
     const state = this.endpoints.get(id);
     if (!state) return false;
     for (const d of state.history) this.deliveries.delete(d);
-    return this.endpoints.delete(id);
+    this.endpoints.delete(id);
+    this.changed();
+    return true;
   }
 
-  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
+  watchEndpoints(onChange: () => void): () => Promise<void> {
+    const watcher = () => onChange();
+    this.watchers.add(watcher);
+    return async () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  private changed(): void {
+    for (const w of this.watchers) w();
+  }
+
+  async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {
+    for (const d of ds) this.enqueueOne(endpointId, d);
+  }
+
+  private enqueueOne(endpointId: string, d: NewDelivery): void {
     const state = this.endpoints.get(endpointId);
     if (!state || state.seen.has(d.eventId)) return;
     const delivery: Delivery = {
@@ -50,31 +73,48 @@ export class MemoryWebhookStore implements WebhookStore {
     this.deliveries.set(delivery.id, delivery);
     state.seen.set(d.eventId, delivery.id);
     state.queue.push(delivery.id);
-    state.history.push(delivery.id);
-    this.trim(state);
+    state.history.add(delivery.id);
   }
 
-  async head(endpointId: string): Promise<Delivery | undefined> {
-    const id = this.endpoints.get(endpointId)?.queue[0];
-    return id === undefined ? undefined : this.copy(this.deliveries.get(id));
+  async heads(endpointId: string, limit: number): Promise<Delivery[]> {
+    const ids = this.endpoints.get(endpointId)?.queue.slice(0, limit) ?? [];
+    return ids.map((id) => this.copy(this.deliveries.get(id)) as Delivery);
   }
 
-  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
+  async backlog(endpointId: string): Promise<EndpointBacklog> {
+    const state = this.endpoints.get(endpointId);
+    const oldest = state?.queue[0] === undefined ? undefined : this.deliveries.get(state.queue[0]);
+    return {
+      pending: state?.queue.length ?? 0,
+      oldestCreated: oldest?.created ?? null,
+      lastError: state?.lastError ? { ...state.lastError } : null,
+    };
+  }
+
+  async recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void> {
+    for (const { deliveryId, outcome } of outcomes) this.recordOne(deliveryId, attempt, outcome);
+  }
+
+  private recordOne(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): void {
     const d = this.deliveries.get(deliveryId);
     const state = d && this.endpoints.get(d.endpointId);
     if (!d || !state || d.status !== 'pending') return;
     d.attempts.push({ ...attempt });
+    if (attempt.error !== null) state.lastError = { ...attempt };
     if (outcome.kind === 'retry') {
       d.nextAttemptMs = outcome.retryAtMs;
       return;
     }
     d.status = outcome.kind;
     d.nextAttemptMs = 0;
-    state.queue = state.queue.filter((id) => id !== deliveryId);
+    // Usually the head: taken off without a pass over a long queue.
+    if (state.queue[0] === deliveryId) state.queue.shift();
+    else state.queue = state.queue.filter((id) => id !== deliveryId);
+    this.ended(state, deliveryId);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
-    const ids = this.endpoints.get(endpointId)?.history ?? [];
+    const ids = [...(this.endpoints.get(endpointId)?.history ?? [])];
     return ids
       .slice(-limit)
       .reverse()
@@ -92,6 +132,10 @@ export class MemoryWebhookStore implements WebhookStore {
     d.status = 'pending';
     d.nextAttemptMs = this.now();
     state.queue.push(d.id);
+    state.ended = state.ended.filter((id) => id !== d.id);
+    // Moved to the end of the history, as its new place in the queue.
+    state.history.delete(d.id);
+    state.history.add(d.id);
     return true;
   }
 
@@ -109,15 +153,15 @@ export class MemoryWebhookStore implements WebhookStore {
     if (state?.lease?.owner === owner) state.lease = undefined;
   }
 
-  /** Drops the oldest ended deliveries past DELIVERY_HISTORY (pending ones are always kept). */
-  private trim(state: EndpointState): void {
-    while (state.history.length > DELIVERY_HISTORY) {
-      const i = state.history.findIndex((id) => this.deliveries.get(id)?.status !== 'pending');
-      if (i === -1) return;
-      const [id] = state.history.splice(i, 1);
-      const d = this.deliveries.get(id);
+  /** Keeps an ended delivery, dropping the oldest ended ones past DELIVERY_HISTORY (their events may be queued again). */
+  private ended(state: EndpointState, id: string): void {
+    state.ended.push(id);
+    while (state.ended.length > DELIVERY_HISTORY) {
+      const old = state.ended.shift() as string;
+      state.history.delete(old);
+      const d = this.deliveries.get(old);
       if (d) state.seen.delete(d.eventId);
-      this.deliveries.delete(id);
+      this.deliveries.delete(old);
     }
   }
 

@@ -55,6 +55,21 @@ export interface WebhookEndpoint {
   /** The signing secret (`whsec_…`): shown once at creation, kept only for signing. */
   secret: string;
   created: UnixSeconds;
+  /**
+   * Up to this many usage.settled events per POST, as one CloudEvents batch (`application/cloudevents-batch+json`);
+   * absent: one event per POST. Other types always go one per POST.
+   */
+  batch?: number;
+}
+
+/** What an operator sees of an endpoint's queue: how much waits, since when, and why the last attempt failed. */
+export interface EndpointBacklog {
+  /** Deliveries queued and not yet delivered or given up. */
+  pending: number;
+  /** When the oldest of them was queued (Unix seconds); null with none. */
+  oldestCreated: UnixSeconds | null;
+  /** The endpoint's last failed attempt (kept after later successes); null if none failed. */
+  lastError: DeliveryAttempt | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';

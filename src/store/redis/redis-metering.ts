@@ -59,14 +59,10 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       r.defaultAllowance ? 1 : 0,
       ...periodStarts(now),
     ];
-    // With no endpoint wanting budget.exceeded, the plain RESERVE; else the wrapped one, which marks the account's
-    // outbox only after a budget's refusal (the only reply that may have written an event).
+    // Without events (no delivery worker), the plain RESERVE; else the wrapped one, which marks the account's outbox
+    // only after a budget's refusal wrote budget.exceeded.
     if (!this.wanted('budget.exceeded')) return parseReserveReply(await this.meteringScripts.tmReserve(keys, args));
-    const ev = this.eventParts(A, [newId('evt'), ...monthEnds(now)]);
-    const reply = await this.meteringScripts.tmReserveEv([...keys, ev.key], [...args, ...ev.args]);
-    const result = parseReserveReply(reply);
-    if (result.kind === 'budget_exceeded') await this.markEvents(A);
-    return result;
+    return parseReserveReply(await this.runWrapped(this.meteringScripts.tmReserveEv, A, keys, args, [newId('evt'), ...monthEnds(now)]));
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
@@ -117,7 +113,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       s.toolCalls ?? 0,
       s.toolTokens ?? 0,
     ];
-    // With no endpoint wanting these events, the plain SETTLE: webhooks off cost nothing here.
+    // Without events (beside a host's serving store), the plain SETTLE.
     const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);
     const [tag, , balance] = tuple(reply, 'SETTLE');
     if (tag === 'ok') return { kind: 'settled', balance: Number(balance) };
@@ -130,7 +126,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     const low = this.wanted('balance.low');
     const threshold = this.wanted('budget.threshold');
     const exceeded = this.wanted('budget.exceeded');
-    const ev = this.eventParts(s.accountId, [
+    return this.runWrapped(this.meteringScripts.tmSettleEv, s.accountId, keys, args, [
       usage ? 1 : 0,
       s.requestId,
       usage ? usageSettledData(s) : '',
@@ -142,9 +138,6 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       threshold || exceeded ? newId('evt') : '',
       ...(threshold || exceeded ? monthEnds(now) : [0, 0]),
     ]);
-    const reply = await this.meteringScripts.tmSettleEv([...keys, ev.key], [...args, ...ev.args]);
-    await this.markEvents(s.accountId);
-    return reply;
   }
 
   async ping(): Promise<void> {

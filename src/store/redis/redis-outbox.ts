@@ -49,7 +49,7 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
 
   /**
    * Runs `plain` when no event is wanted (`events` undefined), else `wrapped` with the account's outbox and the event
-   * arguments, then marks the account.
+   * arguments (runWrapped).
    */
   protected async withEvents(
     plain: RunScript,
@@ -60,9 +60,24 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     events: (string | number)[] | undefined,
   ): Promise<unknown> {
     if (events === undefined) return plain(keys, args);
+    return this.runWrapped(wrapped, accountId, keys, args, events);
+  }
+
+  /**
+   * Runs a wrapped script (event-scripts.ts) with the account's outbox and the event arguments, and returns the
+   * original script's reply. Marks the account only when the step wrote the first event of an empty outbox: most
+   * steps write none, and under a usage.settled endpoint's load the outbox stays marked between hand-ons.
+   */
+  protected async runWrapped(
+    wrapped: RunScript,
+    accountId: string,
+    keys: string[],
+    args: (string | number)[],
+    events: (string | number)[],
+  ): Promise<unknown> {
     const ev = this.eventParts(accountId, events);
-    const reply = await wrapped([...keys, ev.key], [...args, ...ev.args]);
-    await this.markEvents(accountId);
+    const [mark, reply] = (await wrapped([...keys, ev.key], [...args, ...ev.args])) as [number, unknown];
+    if (Number(mark) === 1) await this.markEvents(accountId);
     return reply;
   }
 
@@ -109,7 +124,8 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     const stream = this.slot(accountId, 'ev');
     if (cursors.length > 0) await this.redis.xdel(stream, ...cursors);
     if ((await this.redis.xlen(stream)) > 0) return;
-    // Unmarked, then checked again: an event written meanwhile is marked again by its writer or by this check.
+    // Unmarked, then checked again: an event written meanwhile is marked again by its writer (the first into an empty
+    // outbox marks it) or by this check. Writers rely on this: a non-empty outbox stays marked.
     await this.redis.srem(this.marks, accountId);
     if ((await this.redis.xlen(stream)) > 0) await this.markEvents(accountId);
   }

@@ -2,8 +2,15 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { newId } from '../ids';
-import type { AttemptOutcome, NewDelivery, WebhookStore } from '../ports/webhook-store';
-import { DELIVERY_HISTORY, type Delivery, type DeliveryAttempt, type DeliveryStatus, type WebhookEndpoint } from '../records/events';
+import type { DeliveryQueues, NewDelivery, RecordedOutcome, WebhookStore } from '../ports/webhook-store';
+import {
+  DELIVERY_HISTORY,
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  type EndpointBacklog,
+  type WebhookEndpoint,
+} from '../records/events';
 import { defineScripts } from './define-scripts';
 import * as scripts from './scripts/webhook-scripts';
 
@@ -12,7 +19,7 @@ export interface RedisWebhookStoreOptions {
   prefix?: string;
 }
 
-export class RedisWebhookStore implements WebhookStore {
+export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
   private readonly base: string;
   private readonly run;
 
@@ -33,6 +40,7 @@ export class RedisWebhookStore implements WebhookStore {
 
   async createEndpoint(e: WebhookEndpoint): Promise<void> {
     await this.redis.hset(`${this.base}eps`, e.id, JSON.stringify(e));
+    await this.changed();
   }
 
   async listEndpoints(): Promise<WebhookEndpoint[]> {
@@ -41,24 +49,67 @@ export class RedisWebhookStore implements WebhookStore {
   }
 
   async deleteEndpoint(id: string): Promise<boolean> {
-    return Number(await this.run.tmWhDelete([`${this.base}eps`], [this.base, id])) === 1;
+    const deleted = Number(await this.run.tmWhDelete([`${this.base}eps`], [this.base, id])) === 1;
+    if (deleted) await this.changed();
+    return deleted;
   }
 
-  async enqueue(endpointId: string, d: NewDelivery): Promise<void> {
-    await this.run.tmWhEnqueue(
-      [`${this.base}eps`, `${this.base}seq`],
-      [this.base, endpointId, d.eventId, newId('dlv'), d.type, d.body, Math.floor(Date.now() / 1000), DELIVERY_HISTORY],
-    );
+  /** Tells every watching process, this one included (a lost message is made up by the watchers' own refresh). */
+  private async changed(): Promise<void> {
+    await this.redis.publish(this.channel, '1').catch(() => 0);
   }
 
-  async head(endpointId: string): Promise<Delivery | undefined> {
-    const [id] = await this.redis.zrange(`${this.base}q:${endpointId}`, 0, 0);
-    return id === undefined ? undefined : this.getDelivery(id);
+  private get channel(): string {
+    return `${this.base}changed`;
   }
 
-  async recordAttempt(deliveryId: string, attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
-    const retryAt = outcome.kind === 'retry' ? outcome.retryAtMs : 0;
-    await this.run.tmWhRecord([], [this.base, deliveryId, JSON.stringify(attempt), outcome.kind, retryAt]);
+  watchEndpoints(onChange: () => void): () => Promise<void> {
+    // A connection of its own: one that subscribes can send nothing else.
+    const sub = this.redis.duplicate();
+    sub.on('error', () => {}); // the store's own connection reports outages
+    sub.on('message', () => onChange());
+    // Subscribed at each (re)connection, and told: a change may have been missed while away.
+    sub.on('ready', () => {
+      sub.subscribe(this.channel).then(onChange, () => {});
+    });
+    return async () => {
+      sub.disconnect();
+    };
+  }
+
+  async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {
+    if (ds.length === 0) return;
+    const args: (string | number)[] = [this.base, endpointId, Math.floor(Date.now() / 1000)];
+    for (const d of ds) args.push(d.eventId, newId('dlv'), d.type, d.body);
+    await this.run.tmWhEnqueue([`${this.base}eps`, `${this.base}seq`], args);
+  }
+
+  async heads(endpointId: string, limit: number): Promise<Delivery[]> {
+    const ids = await this.redis.zrange(`${this.base}q:${endpointId}`, 0, limit - 1);
+    const all = await Promise.all(ids.map((id) => this.getDelivery(id)));
+    return all.filter((d): d is Delivery => d !== undefined);
+  }
+
+  async backlog(endpointId: string): Promise<EndpointBacklog> {
+    const q = `${this.base}q:${endpointId}`;
+    const [pending, [oldest], lastError] = await Promise.all([
+      this.redis.zcard(q),
+      this.redis.zrange(q, 0, 0),
+      this.redis.get(`${this.base}le:${endpointId}`),
+    ]);
+    const created = oldest === undefined ? null : await this.redis.hget(`${this.base}d:${oldest}`, 'created');
+    return {
+      pending,
+      oldestCreated: created === null ? null : Number(created),
+      lastError: lastError === null ? null : (JSON.parse(lastError) as DeliveryAttempt),
+    };
+  }
+
+  async recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const args: (string | number)[] = [this.base, JSON.stringify(attempt), attempt.error === null ? 0 : 1, DELIVERY_HISTORY];
+    for (const { deliveryId, outcome } of outcomes) args.push(deliveryId, outcome.kind, outcome.kind === 'retry' ? outcome.retryAtMs : 0);
+    await this.run.tmWhRecord([], args);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {

@@ -2,8 +2,11 @@
  * Events written in the same atomic step as their cause. `withEvents` wraps a script of the store unchanged: the
  * wrapped script takes the account's outbox stream {A}:ev as one KEY more (the last) and the event arguments as
  * ARGV more (the last is their count); it runs the original with its own KEYS and ARGV, then writes the events its
- * outcome calls for. The store runs the wrapped script only when an endpoint wants such events, so with webhooks off
- * every step is the very script it was.
+ * outcome calls for, and replies {1 if the account's outbox was empty before this step's events else 0, the original's
+ * reply}: the store marks the account only then (a non-empty outbox is marked already, and the hand-on unmarks it
+ * only once it has seen it empty; redis-outbox.ts). The store runs the wrapped script only while a delivery worker runs (rare events are always written
+ * then; usage.settled only while an endpoint wants it), so beside a host's serving store every step is the very
+ * script it was.
  *
  * Layout (prefix omitted): {A}:ev STREAM the account's outbox: id type created data (JSON); {A}:a gains `low_at` (the
  * account's balance.low threshold, "" or absent: the default) and `low` ("1" while below it, once notified); {A}:a and
@@ -20,7 +23,9 @@ for _ = 1, ev_n do table.remove(ARGV) end
 local ev_stream = table.remove(KEYS)
 local ev_slot = string.sub(ev_stream, 1, -3)
 local ev_account = string.match(ev_stream, '{(.-)}')
+local ev_written = 0
 local function ev_emit(id, type, data)
+  ev_written = ev_written + 1
   redis.call('XADD', ev_stream, '*', 'id', id, 'type', type, 'created', redis.call('TIME')[1], 'data', data)
 end
 -- balance.low: live packages less debt, against the account's threshold; written once per crossing below it, and
@@ -76,7 +81,7 @@ local function ev_budget(h, level, key_id, want, starts, month_ends, id, refused
 end
 `;
 
-/** `base` run as a function after `before`, its reply in `reply` for `after`. */
+/** `base` run as a function after `before`, its reply in `reply` for `after`; replies {to mark, reply}. */
 export function withEvents(base: string, before: string, after: string): string {
   return `${EVENT_PROLOGUE}
 ${before}
@@ -85,7 +90,9 @@ ${base}
 end
 local reply = ev_base()
 ${after}
-return reply
+local ev_mark = 0
+if ev_written > 0 and redis.call('XLEN', ev_stream) == ev_written then ev_mark = 1 end
+return { ev_mark, reply }
 `;
 }
 
