@@ -19,10 +19,7 @@ export function buildCli(): Command {
         "token from TOKENMETER_ADMIN_TOKEN (the proxy's ADMIN_TOKEN) or --admin-token. The global options go before or " +
         'after the subcommand.',
     )
-    .showHelpAfterError()
-    // A parent's options are read only before its subcommand: `usage export --since S` is export's --since, which
-    // `usage` (defining --since too) would otherwise take and drop.
-    .enablePositionalOptions();
+    .showHelpAfterError();
   globalOptions(program);
 
   // One file per command group.

@@ -65,7 +65,10 @@ export function usageExportCommand(usage: Command): void {
     .option('--since <unix>', 'from this Unix time', unixTime)
     .option('--until <unix>', 'up to this Unix time', unixTime)
     .option('--format <format>', FORMATS.join(' | '), format, 'ndjson')
-    .action(async (opts: Common & { since?: number; until?: number; format: Format }) => {
+    .action(async (_own: unknown, cmd: Command) => {
+      // `usage` defines --since and --until too and takes them when they follow `export`: read them wherever they
+      // landed (the program's global options must stay accepted after the subcommand, so options are not positional).
+      const opts = cmd.optsWithGlobals<Common & { since?: number; until?: number; format: Format }>();
       const client = clientFor(opts);
       const started = Date.now();
       let records = 0;
