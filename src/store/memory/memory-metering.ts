@@ -9,6 +9,7 @@ import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
 import { budgetViews, chargeBudgets, holdBudgets, unholdBudget, type BudgetView } from './memory-budgets';
 import { LedgerCursors } from './memory-ledger';
+import { rollUp, SettledMarks } from './memory-rollups';
 import { MemoryModelLimits } from './memory-model-limits';
 import { checkBudget, checkLowBalance, emitEvent } from './memory-outbox';
 import { addUsage, capLeft, type Account, type Key, type Reservation } from './memory-records';
@@ -129,8 +130,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     const acc = this.accounts.get(s.accountId);
     if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
     const nowMs = this.now();
-    const markerExpiry = acc.settled.get(s.requestId);
-    if (markerExpiry !== undefined && markerExpiry > nowMs) return { kind: 'duplicate' };
+    if (acc.settled.has(s.requestId, nowMs)) return { kind: 'duplicate' };
     this.purge(acc);
     const held = this.dropReservation(acc, s.requestId);
     const key = this.keyOf(s.keyId);
@@ -166,7 +166,8 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     // Trimmed in batches, so a full ledger costs one array shift per eighth of its size, not one per request.
     if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
-    acc.settled.set(s.requestId, nowMs + this.dedupMs);
+    acc.settled.add(s.requestId, nowMs);
+    rollUp(acc.rollups, s, now);
     if (this.wants.types.size > 0) this.settledEvents(acc, s, budgets);
     return { kind: 'settled', balance: this.available(acc) };
   }
@@ -193,15 +194,15 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     return acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
   }
 
-  /** Drops expired reservations and settled-request markers. */
+  /** Drops expired reservations. */
   protected purge(acc: Account): void {
     const now = this.now();
     for (const [id, held] of acc.reservations) if (held.deadline <= now) this.dropReservation(acc, id);
-    // Markers are inserted in expiry order (one fixed TTL), so expired ones are always at the front.
-    for (const [id, expiry] of acc.settled) {
-      if (expiry > now) break;
-      acc.settled.delete(id);
-    }
+  }
+
+  /** A new account's settled markers, remembered for the dedup window. */
+  protected settledMarks(): SettledMarks {
+    return new SettledMarks(this.dedupMs);
   }
 
   /** Drops the request's reservation, giving back what it held; the reservation, or undefined when it held none. */

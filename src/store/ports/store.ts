@@ -36,6 +36,7 @@ const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore>, true> = {
   updateAccount: true,
   grantPackage: true,
   usage: true,
+  daily: true,
   admitModel: true,
   endModel: true,
   renewModel: true,
