@@ -33,6 +33,9 @@ export class Metrics {
   readonly storeErrors: Counter<'op'>;
   readonly storeDuration: Histogram<'op'>;
   readonly settleBacklog: Gauge;
+  /** The ledger archive's backlog (ledger-archive/shipper.ts): records not yet in PostgreSQL, and the oldest's age. */
+  readonly ledgerBacklog: Gauge;
+  readonly ledgerOldestUnshipped: Gauge;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -126,6 +129,16 @@ export class Metrics {
     this.settleBacklog = new Gauge({
       name: 'tokenmeter_settle_backlog',
       help: 'Settlements waiting for the store (retried until it answers).',
+      registers,
+    });
+    this.ledgerBacklog = new Gauge({
+      name: 'tokenmeter_ledger_backlog_records',
+      help: 'Ledger records not yet shipped to the PostgreSQL archive (kept in Redis until they are).',
+      registers,
+    });
+    this.ledgerOldestUnshipped = new Gauge({
+      name: 'tokenmeter_ledger_oldest_unshipped_seconds',
+      help: 'Age of the oldest ledger record not yet shipped to the PostgreSQL archive (0: none).',
       registers,
     });
   }
