@@ -25,10 +25,12 @@ import { RedisCommerceStore } from './store/redis/redis-commerce-store';
 import { RedisSessionStore } from './store/redis/redis-session-store';
 import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
+import { RedisShipSource } from './store/redis/redis-ship-source';
 import { RedisResponseOwners } from './store/redis/redis-response-owners';
 import { RedisWebhookStore } from './store/redis/redis-webhook-store';
 import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
 import { DeliveryWorker } from './events/delivery-worker';
+import { openLedgerArchive } from './ledger-archive/open-ledger-archive';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
 export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
@@ -69,7 +71,8 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const remote = parts.store ? parts.store.kind !== 'memory' : parts.redis !== undefined || config.redisUrl !== undefined;
   const journal = remote ? openJournal(config.journalFile) : undefined;
   const opened = openStore(config, parts, logger);
-  const store = instrumentStore(opened.stores.store, metrics);
+  const ledger = openLedgerArchive(config, opened.stores.ships, logger, metrics);
+  const store = ledger.wrap(instrumentStore(opened.stores.store, metrics));
   // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
   const modelLimits = isWholeStore(store)
     ? store
@@ -114,8 +117,10 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
       })
     : undefined;
   worker?.start();
+  ledger.start();
   return assemble(deps, async () => {
     await worker?.stop();
+    await ledger.close();
     clearInterval(upgrading);
     journal?.close();
     await opened.close?.();
@@ -232,6 +237,7 @@ function openStore(
       sessions: parts.sessions ?? new RedisSessionStore(parts.redis, { prefix }),
       commerce: parts.commerce ?? new RedisCommerceStore(parts.redis, { prefix }),
       responses: new RedisResponseOwners(parts.redis, { prefix }),
+      ships: new RedisShipSource(parts.redis, prefix),
     };
     return { stores };
   }

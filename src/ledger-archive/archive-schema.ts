@@ -36,18 +36,22 @@ const LOCK = 7_291_029; // the advisory lock's id: any constant of our own
 /** Applies the steps this database lacks; returns its version. */
 export async function migrate(pool: Pool): Promise<number> {
   const client = await pool.connect();
+  let version = 0;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS tokenmeter_ledger_schema (version integer NOT NULL)');
     const { rows } = await client.query<{ version: number }>('SELECT version FROM tokenmeter_ledger_schema');
-    let version = rows[0]?.version ?? 0;
+    version = rows[0]?.version ?? 0;
     if (rows.length === 0) await client.query('INSERT INTO tokenmeter_ledger_schema VALUES (0)');
     for (; version < STEPS.length; version++) await step(client, STEPS[version], version + 1);
-    return version;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [LOCK]).catch(() => {});
-    client.release();
+    await client.query('SELECT pg_advisory_unlock($1)', [LOCK]);
+  } catch (err) {
+    // Never query a connection that failed (it may be dead): dropping it ends its session, and the lock with it.
+    client.release(err as Error);
+    throw err;
   }
+  client.release();
+  return version;
 }
 
 async function step(client: PoolClient, sql: string, version: number): Promise<void> {

@@ -63,20 +63,36 @@ interface Row {
 
 export class PgLedgerArchive implements LedgerArchive {
   private readonly months = new Set<string>();
+  private readonly pool: Pool;
+  private migrated: Promise<number> | undefined;
 
-  private constructor(private readonly pool: Pool) {}
-
-  /** Connects and migrates the schema (at start: a database that cannot be reached fails the start). */
-  static async open(url: string): Promise<PgLedgerArchive> {
-    const pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000 });
+  /** Connects lazily: PostgreSQL down at start delays shipping, never the requests. */
+  constructor(url: string) {
+    // No query waits forever on a connection PostgreSQL dropped: the shipper must come back when it does.
+    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 60_000 });
     // An idle client's error (the server restarted) is the pool's to replace, not the process's to die of.
-    pool.on('error', () => {});
-    await migrate(pool);
-    return new PgLedgerArchive(pool);
+    this.pool.on('error', () => {});
+  }
+
+  /** Connects and migrates the schema now (tests, the CLI). */
+  static async open(url: string): Promise<PgLedgerArchive> {
+    const archive = new PgLedgerArchive(url);
+    await archive.ready();
+    return archive;
+  }
+
+  /** The schema created and migrated, once per process (tried again after a failure); its version. */
+  ready(): Promise<number> {
+    this.migrated ??= migrate(this.pool).catch((err: unknown) => {
+      this.migrated = undefined;
+      throw err;
+    });
+    return this.migrated;
   }
 
   async store(records: readonly UsageRecord[]): Promise<void> {
     if (records.length === 0) return;
+    await this.ready();
     for (const r of records) {
       const month = monthOf(r.created).name;
       if (this.months.has(month)) continue;
@@ -110,6 +126,7 @@ export class PgLedgerArchive implements LedgerArchive {
   }
 
   async read(accountId: string, q: UsageQuery, upTo: string): Promise<UsageRecord[]> {
+    await this.ready();
     const where = ['account_id = $1', '(cursor_ms, cursor_seq) <= ($2, $3)'];
     const args: unknown[] = [accountId, ...upTo.split('-')];
     const add = (sql: string, ...values: unknown[]) => {
@@ -133,11 +150,13 @@ export class PgLedgerArchive implements LedgerArchive {
     return q.after !== undefined ? records : records.reverse();
   }
 
-  partitions(): Promise<{ name: string; rows: number }[]> {
+  async partitions(): Promise<{ name: string; rows: number }[]> {
+    await this.ready();
     return partitions(this.pool);
   }
 
   async dropBefore(keepFrom: number): Promise<string[]> {
+    await this.ready();
     const dropped = await dropPartitionsBefore(this.pool, keepFrom);
     for (const name of dropped) this.months.delete(name);
     return dropped;

@@ -17,6 +17,8 @@ import type { Store } from './ports/store';
 import { MemoryResponseOwners } from './memory/memory-response-owners';
 import { RedisResponseOwners } from './redis/redis-response-owners';
 import type { ResponseOwners } from './ports/response-owners';
+import type { ShipSource } from './ports/ship-source';
+import { RedisShipSource } from './redis/redis-ship-source';
 
 type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
 
@@ -29,6 +31,8 @@ export interface Stores {
   responses: ResponseOwners;
   /** Webhook endpoints and their deliveries. */
   webhooks: WebhookStore;
+  /** The ledger shipper's view of the Redis ledger (ledger-archive/); none in memory. */
+  ships?: ShipSource;
 }
 
 export function createStores(config: StoreConfig, logger: Logger): Stores {
@@ -49,6 +53,7 @@ export function createStores(config: StoreConfig, logger: Logger): Stores {
     commerce: new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),
     webhooks: new RedisWebhookStore(client, { prefix }),
+    ships: new RedisShipSource(client, prefix),
   };
 }
 

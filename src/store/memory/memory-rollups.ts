@@ -2,7 +2,6 @@
 import { addTotals, DAY_SECONDS, sortRows, type DailyQuery, type DailyRow, type DailyUsage } from '../records/rollups';
 import type { Settlement } from '../records/metering';
 import type { UsageTotals } from '../records/common';
-import { addUsage, zeroTotals } from './memory-records';
 
 /** How many days a rollup is kept, as in Redis (scripts/ledger-scripts.ts). */
 const ROLLUP_DAYS = 400;
@@ -18,10 +17,18 @@ export function rollUp(rollups: Rollups, s: Settlement, nowS: number): void {
     rollups.set(day, (today = new Map()));
     for (const old of rollups.keys()) if (old < day - ROLLUP_DAYS) rollups.delete(old);
   }
+  const add: UsageTotals = {
+    requests: 1,
+    promptTokens: s.promptTokens,
+    completionTokens: s.completionTokens,
+    cachedTokens: s.cachedTokens ?? 0,
+    reasoningTokens: s.reasoningTokens ?? 0,
+    chargedTokens: s.chargedTokens,
+  };
   for (const field of s.keyId === null ? [`m:${s.model}`] : [`m:${s.model}`, `k:${s.keyId}`]) {
-    let totals = today.get(field);
-    if (!totals) today.set(field, (totals = zeroTotals()));
-    addUsage(totals, s);
+    const totals = today.get(field);
+    if (totals) addTotals(totals, add);
+    else today.set(field, { ...add });
   }
 }
 
