@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { archivedUsage } from '../../src/ledger-archive/archived-ledger';
 import { PgLedgerArchive } from '../../src/ledger-archive/ledger-archive';
 import { LedgerShipper, type ShipperOptions } from '../../src/ledger-archive/shipper';
 import { createLogger } from '../../src/observability/logger';
@@ -152,5 +153,48 @@ describe('the ledger shipper', () => {
     expect((await archive.partitions()).map((p) => p.name)).not.toContain('usage_records_202401');
     expect((await stored()).map((r) => r.request_id)).not.toContain('old');
     expect(await stored()).toHaveLength(5);
+  });
+
+  it('without an archive trims only with LEDGER_TRIM_AFTER_DAYS, and only records older than it', async () => {
+    const a = await settled(20);
+    await shipper({ archive: null }).pass();
+    expect(await xlen(a.accountId)).toBe(20);
+    // A day from now, the 20 records are a day old: one day's trimming drops them, seven days' keep them.
+    const tomorrow = () => Date.now() + 86_400_000 + 1_000;
+    await shipper({ archive: null, trimAfterDays: 7, now: tomorrow }).pass();
+    expect(await xlen(a.accountId)).toBe(20);
+    await shipper({ archive: null, trimAfterDays: 1, now: tomorrow }).pass();
+    expect(await xlen(a.accountId)).toBe(0);
+  });
+
+  it('reads one ledger across the boundary: paging forward and back returns each record once, in order', async () => {
+    const a = await settled(250);
+    await shipper({ hotHours: 48, batch: 100 }).pass(); // all shipped, all still in Redis' hot window
+    const more = [];
+    for (let i = 0; i < 50; i++) more.push((await s.store.settle(settlement(a, `unshipped-${i}`, 15))).kind);
+    const usage = archivedUsage(s.store, source(), archive);
+    const everything = (await s.store.usage({ accountId: a.accountId, limit: 1000 })).map((r) => r.cursor);
+    expect(everything).toHaveLength(300);
+    const forward: string[] = [];
+    for (let after = '0-0'; ;) {
+      const page = await usage({ accountId: a.accountId, after, limit: 40 });
+      forward.push(...page.map((r) => r.cursor));
+      if (page.length < 40) break;
+      after = page[page.length - 1].cursor;
+    }
+    expect(forward).toEqual(everything);
+    const back: string[] = [];
+    for (let before: string | undefined; ;) {
+      const page = await usage({ keyId: a.id, before, limit: 40 });
+      back.unshift(...page.map((r) => r.cursor));
+      if (page.length < 40) break;
+      before = page[0].cursor;
+    }
+    expect(back).toEqual(everything);
+    // Shipped records are read from PostgreSQL alone: trimmed from Redis, they are all still there.
+    await s.redis!.del(`${s.prefix}{${a.accountId}}:sl`); // the first shipper is gone, its lease with it
+    await shipper({ hotHours: 0, batch: 100 }).pass();
+    expect(await xlen(a.accountId)).toBe(0);
+    expect((await usage({ accountId: a.accountId, limit: 1000 })).map((r) => r.cursor)).toEqual(everything);
   });
 });
