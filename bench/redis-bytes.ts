@@ -2,12 +2,18 @@
  * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
  * (UUID request ids, as the proxy makes; one account and key), divided by N, and MEMORY USAGE per key family. Run:
  * `npx tsx bench/redis-bytes.ts [N]`. REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
- * commit's worktree) with the same workload.
+ * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
+ * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { startRedisServer } from '../test/helpers/redis-server';
+import { startPostgresServer } from '../test/helpers/postgres-server';
+import { PgLedgerArchive } from '../src/ledger-archive/ledger-archive';
+import { LedgerShipper } from '../src/ledger-archive/shipper';
+import { createLogger } from '../src/observability/logger';
+import { RedisShipSource } from '../src/store/redis/redis-ship-source';
 
 const N = Number(process.argv[2] ?? 20_000);
 const tree = process.env.REDIS_BYTES_TREE ?? join(__dirname, '..');
@@ -49,6 +55,7 @@ async function main(): Promise<void> {
     await settle(); // every key family exists before the first reading
     const before = await usedMemory(redis);
     for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, settle));
+    if (process.env.REDIS_BYTES_ARCHIVE === '1') await shipAll(redis);
     const after = await usedMemory(redis);
     const families = new Map<string, number>();
     for (const k of await redis.keys('tm:*')) {
@@ -62,6 +69,29 @@ async function main(): Promise<void> {
     await store.close();
     redis.disconnect();
     await server.stop();
+  }
+}
+
+/** Ships every record to a PostgreSQL of its own (LEDGER_HOT_HOURS=0), and prints its bytes per record. */
+async function shipAll(redis: Redis): Promise<void> {
+  const pg = await startPostgresServer();
+  const archive = await PgLedgerArchive.open(pg.url);
+  try {
+    const shipper = new LedgerShipper({ source: new RedisShipSource(redis, 'tm:'), archive, hotHours: 0, logger: createLogger('silent') });
+    await shipper.pass();
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: pg.url });
+    await c.connect();
+    await c.query('VACUUM ANALYZE usage_records');
+    const { rows } = await c.query<{ bytes: string; n: string }>(
+      `SELECT (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'usage_records'::regclass) AS bytes,
+              (SELECT count(*) FROM usage_records) AS n`,
+    );
+    await c.end();
+    process.stdout.write(`PostgreSQL: ${(Number(rows[0].bytes) / Number(rows[0].n)).toFixed(1)} bytes per record (table and indexes)\n`);
+  } finally {
+    await archive.close();
+    await pg.destroy();
   }
 }
 
