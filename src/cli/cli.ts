@@ -6,6 +6,7 @@ import { AdminClientError } from './admin-client';
 import { clientFor, common, print, type Common } from './cli-options';
 import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
+import { ledgerCommand } from './ledger-command';
 import { productsCommand } from './products-command';
 import { usageCommand } from './usage-command';
 import { webhooksCommand } from './webhooks-command';
@@ -24,6 +25,7 @@ export function buildCli(): Command {
   productsCommand(program);
   codesCommand(program);
   webhooksCommand(program);
+  ledgerCommand(program);
 
   const models = program.command('models').description('the models file');
   common(models.command('reload'))
