@@ -53,6 +53,7 @@ async function main(): Promise<void> {
         status: 200,
       });
     await settle(); // every key family exists before the first reading
+    await redis.config('RESETSTAT');
     const before = await usedMemory(redis);
     for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, settle));
     if (process.env.REDIS_BYTES_ARCHIVE === '1') await shipAll(redis);
@@ -63,6 +64,12 @@ async function main(): Promise<void> {
       families.set(family, (families.get(family) ?? 0) + Number(await redis.memory('USAGE', k)));
     }
     process.stdout.write(`${N} requests: ${((after - before) / N).toFixed(1)} bytes per request (used_memory)\n`);
+    // SETTLE's CPU in Redis: the script's time per call (INFO commandstats), the shipper's calls apart.
+    const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
+    if (stats)
+      process.stdout.write(
+        `SETTLE in Redis: ${(Number(stats[2]) / Number(stats[1])).toFixed(1)} µs per call (EVALSHA, ${stats[1]} calls)\n`,
+      );
     for (const [family, bytes] of [...families].sort((a, b) => b[1] - a[1]))
       process.stdout.write(`  ${family.padEnd(12)} ${(bytes / N).toFixed(1)} B/request (MEMORY USAGE)\n`);
   } finally {
