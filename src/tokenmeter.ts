@@ -97,6 +97,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     reloadModels: catalogs.reload,
     lifecycle: { draining: false },
     authenticate: parts.authenticate,
+    ledgerStatus: () => ledger.status(),
     // `npm run build` writes the browser console beside the compiled code (dist/web).
     webDir: join(__dirname, 'web'),
   };

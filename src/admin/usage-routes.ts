@@ -5,6 +5,7 @@
 import { Router } from 'express';
 import {
   dailyUsageObject,
+  ledgerStatusObject,
   ledgerQuery,
   operatorDailyUsageQuery,
   operatorUsageObject,
@@ -12,6 +13,7 @@ import {
   type OperatorUsageObject,
 } from '../api';
 import { dailyModelTotals } from '../metering/daily-totals';
+import { ledgerStatus } from '../ledger-archive/ledger-status';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { AccountStore } from '../store/ports/account-store';
@@ -57,6 +59,12 @@ export function usageRoutes(ctx: AdminContext): Router {
       const { account_id, days } = parsed.data;
       const rows = await dailyModelTotals(ctx.store, account_id, days, Math.floor(Date.now() / 1000));
       res.json({ data: rows.map(dailyUsageObject) });
+    }),
+  );
+  router.get(
+    '/ledger',
+    ctx.guard(async (_req, res) => {
+      res.json(ledgerStatusObject(ctx.ledgerStatus ? await ctx.ledgerStatus() : await ledgerStatus(undefined, null)));
     }),
   );
   return router;

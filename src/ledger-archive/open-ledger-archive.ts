@@ -11,6 +11,7 @@ import type { ShipSource } from '../store/ports/ship-source';
 import { isWholeStore, type ServingStore } from '../store/ports/store';
 import { archivedUsage } from './archived-ledger';
 import { PgLedgerArchive } from './ledger-archive';
+import { ledgerStatus, type LedgerStatus } from './ledger-status';
 import { LedgerShipper } from './shipper';
 
 type ArchiveConfig = Pick<MeterConfig, 'ledgerDatabaseUrl' | 'ledgerHotHours' | 'ledgerRetentionMonths' | 'ledgerTrimAfterDays'>;
@@ -20,6 +21,8 @@ export interface OpenedArchive {
   wrap<S extends ServingStore>(store: S): S;
   /** Starts the shipper, if there is one. */
   start(): void;
+  /** The backlog, cursors and partitions (GET /admin/ledger). */
+  status(): Promise<LedgerStatus>;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export function openLedgerArchive(config: ArchiveConfig, source: ShipSource | un
   return {
     wrap: (store) => (archive && source && isWholeStore(store) ? { ...store, usage: archivedUsage(store, source, archive) } : store),
     start: () => shipper?.start(),
+    status: () => ledgerStatus(source, archive),
     close: async () => {
       await shipper?.stop();
       await archive?.close();
