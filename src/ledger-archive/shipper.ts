@@ -12,6 +12,9 @@ import type { Metrics } from '../observability/metrics';
 import type { ShipSource } from '../store/ports/ship-source';
 import type { LedgerArchive } from './ledger-archive';
 
+/** Every this many passes, idle accounts are visited too (trimming ages out) and retention runs. */
+const SWEEP = 60;
+
 export interface ShipperOptions {
   source: ShipSource;
   /** Null: no archive (then only `trimAfterDays` trims). */
@@ -40,6 +43,7 @@ export class LedgerShipper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private passes = 0;
 
   constructor(private readonly o: ShipperOptions) {
     this.batch = o.batch ?? 1000;
@@ -65,26 +69,34 @@ export class LedgerShipper {
     await this.running;
   }
 
-  /** One pass over every account: ship (or trim), then the backlog's metrics, then retention. */
+  /**
+   * One pass over every account: ship what is new (an idle account costs one round trip), then the backlog's metrics.
+   * Every SWEEP passes (and the first), also every account's hot-window trimming, or without an archive its
+   * LEDGER_TRIM_AFTER_DAYS trimming, and retention.
+   */
   async pass(): Promise<void> {
+    const sweep = this.passes++ % SWEEP === 0;
     let backlog = 0;
     let oldest: number | null = null;
     for (const id of await this.o.source.accounts()) {
       if (this.stopped) return;
       if (this.o.archive) {
-        await this.ship(id, this.o.archive).catch((err: Error) =>
-          this.o.logger.warn({ account: id, err: err.message }, 'ledger batch not shipped; Redis keeps it'),
-        );
+        const pending = await this.o.source.pending(id);
+        if (pending || sweep)
+          await this.ship(id, this.o.archive).catch((err: Error) =>
+            this.o.logger.warn({ account: id, err: err.message }, 'ledger batch not shipped; Redis keeps it'),
+          );
+        if (!pending && !sweep) continue;
         const b = await this.o.source.backlog(id);
         backlog += b.records;
         if (b.oldestMs !== null && (oldest === null || b.oldestMs < oldest)) oldest = b.oldestMs;
-      } else if (this.o.trimAfterDays !== undefined) {
+      } else if (this.o.trimAfterDays !== undefined && sweep) {
         await this.o.source.trim(id, this.now() - this.o.trimAfterDays * 86_400_000);
       }
     }
     this.o.metrics?.ledgerBacklog.set(backlog);
     this.o.metrics?.ledgerOldestUnshipped.set(oldest === null ? 0 : Math.max(0, (this.now() - oldest) / 1000));
-    if (this.o.archive && this.o.retentionMonths !== undefined) {
+    if (this.o.archive && this.o.retentionMonths !== undefined && sweep) {
       const d = new Date(this.now());
       const keepFrom = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - this.o.retentionMonths + 1, 1) / 1000;
       const dropped = await this.o.archive.dropBefore(keepFrom);

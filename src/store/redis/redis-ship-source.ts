@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import type { ShipSource } from '../ports/ship-source';
 import type { UsageRecord } from '../records/metering';
+import { compareCursor } from '../ids';
 import { defineScripts } from './define-scripts';
 import { parseUsageEntry } from './redis-records';
 import * as archiveScripts from './scripts/archive-scripts';
@@ -27,6 +28,18 @@ export class RedisShipSource implements ShipSource {
 
   async lease(accountId: string, owner: string, ms: number): Promise<boolean> {
     return Number(await this.scripts.tmShipLease([this.a(accountId, 'sl')], [owner, ms])) === 1;
+  }
+
+  async pending(accountId: string): Promise<boolean> {
+    // One pipeline: the two keys share the account's slot.
+    const replies = await this.redis
+      .pipeline()
+      .hget(this.a(accountId, 'sc'), 'c')
+      .xrevrange(this.a(accountId, 'u'), '+', '-', 'COUNT', 1)
+      .exec();
+    const cursor = (replies?.[0]?.[1] as string | null) ?? '0-0';
+    const last = (replies?.[1]?.[1] as [string, string[]][] | undefined)?.[0]?.[0];
+    return last !== undefined && compareCursor(last, cursor) > 0;
   }
 
   async shipped(accountId: string): Promise<string> {
