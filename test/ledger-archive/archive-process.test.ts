@@ -92,17 +92,7 @@ describe('the ledger archive in the server', () => {
     await pg.start();
     await bulk((BULK * 3) / 4, BULK);
     const total = BULK + HTTP;
-    await eventually(async () => expect((await inPostgres()).length).toBe(total), 30_000).catch((err) => {
-      process.stdout.write(
-        proxy!
-          .output()
-          .split('\n')
-          .filter((l) => /ledger|error/i.test(l))
-          .slice(-20)
-          .join('\n') + '\n',
-      );
-      throw err;
-    });
+    await eventually(async () => expect((await inPostgres()).length).toBe(total), 30_000);
     const rows = await inPostgres();
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(total);
     const balance = (await store.getKey(key.id))!.balance;
