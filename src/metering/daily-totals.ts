@@ -12,7 +12,8 @@ const PAGE = 1000;
 export async function dailyModelTotals(store: UsageLedger, accountId: string | undefined, days: number, nowS: number): Promise<DailyRow[]> {
   const untilDay = Math.floor(nowS / DAY_SECONDS);
   const sinceDay = untilDay - days + 1;
-  const { rows, from } = await store.daily({ accountId, sinceDay, untilDay });
+  // A host's store without rollups: every day from the ledger (one account's), as before rollups.
+  const { rows, from } = store.daily ? await store.daily({ accountId, sinceDay, untilDay }) : { rows: [], from: untilDay + 1 };
   // The operator's sum over every account has no ledger fallback: scanning every ledger is what rollups replace.
   if (from <= sinceDay || accountId === undefined) return rows.filter((r) => r.by === 'model');
   // Days before `from` are partial in the rollups (or absent): they come from the ledger alone.

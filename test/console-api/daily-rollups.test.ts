@@ -75,6 +75,12 @@ describe('the daily chart of an account with many records', () => {
     }
   });
 
+  it('refuses a bad day count on the operator’s daily route with an OpenAI-shaped error', async () => {
+    const reply = await admin(t.proxy.url).get('/admin/usage/daily?days=0');
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', param: 'days' });
+  });
+
   it('counts an account’s records from before rollups once, from its ledger', async () => {
     const holder = await accountWithPassword(t.s.store, 'upgraded@example.com');
     const k = await keyWithTokens(t.s.store, 10_000, { accountId: holder.id });
