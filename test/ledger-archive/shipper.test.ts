@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { ConfigError, createTokenmeter } from '../../src/index';
 import { archivedUsage } from '../../src/ledger-archive/archived-ledger';
 import { PgLedgerArchive } from '../../src/ledger-archive/ledger-archive';
 import { LedgerShipper, type ShipperOptions } from '../../src/ledger-archive/shipper';
@@ -196,5 +197,19 @@ describe('the ledger shipper', () => {
     await shipper({ hotHours: 0, batch: 100 }).pass();
     expect(await xlen(a.accountId)).toBe(0);
     expect((await usage({ accountId: a.accountId, limit: 1000 })).map((r) => r.cursor)).toEqual(everything);
+  });
+});
+
+describe('the archive’s options', () => {
+  it('refuses LEDGER_DATABASE_URL without a Redis store, and a URL that is not postgres://', async () => {
+    const refused = (options: object) =>
+      createTokenmeter({ logLevel: 'silent', models: [{ id: 'acme/m1', context_length: 8192, max_output_tokens: 1024 }], ...options }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const noRedis = await refused({ ledgerDatabaseUrl: 'postgres://u@127.0.0.1:1/db' });
+    expect(noRedis).toBeInstanceOf(ConfigError);
+    expect((noRedis as ConfigError).option).toBe('ledgerDatabaseUrl');
+    expect(await refused({ ledgerDatabaseUrl: 'mysql://u@h/db' })).toBeInstanceOf(ConfigError);
   });
 });
