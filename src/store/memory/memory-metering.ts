@@ -21,8 +21,9 @@ export interface MemoryStoreOptions {
   /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
   ledgerLimit?: number;
   /**
-   * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
-   * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
+   * How long a settled request is remembered to refuse a duplicate (at least this, at most twice: markers are kept in
+   * buckets of this width, memory-rollups.ts). A settle into memory cannot fail, so nothing is ever retried late: ten
+   * minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
    */
   settleDedupSeconds?: number;
   /** Length of the rpm and tpm windows. Default 60 s. */
