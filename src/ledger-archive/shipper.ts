@@ -44,6 +44,8 @@ export class LedgerShipper {
   private running: Promise<void> | undefined;
   private stopped = false;
   private passes = 0;
+  /** The accounts whose lease this shipper took: given up on stop, so another process takes over at once. */
+  private readonly leased = new Set<string>();
 
   constructor(private readonly o: ShipperOptions) {
     this.batch = o.batch ?? 1000;
@@ -62,11 +64,13 @@ export class LedgerShipper {
     tick();
   }
 
-  /** Stops after the batch in hand. */
+  /** Stops after the batch in hand, and gives its leases up. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    for (const id of this.leased) await this.o.source.release(id, this.owner).catch(() => {});
+    this.leased.clear();
   }
 
   /**
@@ -109,6 +113,7 @@ export class LedgerShipper {
     const leaseMs = this.o.leaseMs ?? 30_000;
     let cursor: string | undefined;
     while (!this.stopped && (await this.o.source.lease(accountId, this.owner, leaseMs))) {
+      this.leased.add(accountId);
       // Read once the lease is ours: a previous holder may have moved it.
       cursor ??= await this.o.source.shipped(accountId);
       const records = await this.o.source.read(accountId, cursor, this.batch);

@@ -125,6 +125,16 @@ describe('the ledger shipper', () => {
     expect(await source().shipped(a.accountId)).toBe('0-0');
   });
 
+  it('gives its leases up when it stops, so another shipper takes over at once', async () => {
+    const a = await settled(10);
+    const first = shipper();
+    await first.pass();
+    await first.stop();
+    await s.store.settle(settlement(a, 'after-the-stop', 20));
+    await shipper().pass();
+    expect(await stored()).toHaveLength(11);
+  });
+
   it('keeps every record in Redis while PostgreSQL is down, counts the backlog, and ships it when PostgreSQL is back', async () => {
     const a = await settled(400);
     const metrics = new Metrics();

@@ -5,6 +5,8 @@ export interface ShipSource {
   accounts(): Promise<string[]>;
   /** Takes or renews the account's shipping lease for `owner`; false while another shipper holds it. */
   lease(accountId: string, owner: string, ms: number): Promise<boolean>;
+  /** Gives the lease up if `owner` holds it. */
+  release(accountId: string, owner: string): Promise<void>;
   /** Whether the account has records after its shipped cursor: one round trip, to pass idle accounts by. */
   pending(accountId: string): Promise<boolean>;
   /** The last record shipped ('0-0': none). */

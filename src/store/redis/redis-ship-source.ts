@@ -15,7 +15,11 @@ export class RedisShipSource implements ShipSource {
     private readonly redis: Redis | Cluster,
     private readonly prefix = 'tm:',
   ) {
-    this.scripts = defineScripts(redis, { tmShipLease: archiveScripts.LEASE, tmShipAdvance: archiveScripts.ADVANCE });
+    this.scripts = defineScripts(redis, {
+      tmShipLease: archiveScripts.LEASE,
+      tmShipRelease: archiveScripts.RELEASE,
+      tmShipAdvance: archiveScripts.ADVANCE,
+    });
   }
 
   private a(accountId: string, part: string): string {
@@ -28,6 +32,10 @@ export class RedisShipSource implements ShipSource {
 
   async lease(accountId: string, owner: string, ms: number): Promise<boolean> {
     return Number(await this.scripts.tmShipLease([this.a(accountId, 'sl')], [owner, ms])) === 1;
+  }
+
+  async release(accountId: string, owner: string): Promise<void> {
+    await this.scripts.tmShipRelease([this.a(accountId, 'sl')], [owner]);
   }
 
   async pending(accountId: string): Promise<boolean> {

@@ -19,6 +19,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
+/** RELEASE: gives the lease up, only for its owner (a stopping shipper: another takes over at once). KEYS: sl. ARGV: owner. */
+export const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`;
+
 /**
  * ADVANCE: only while the caller holds the lease, moves the shipped cursor forward to ARGV cursor (never back) and
  * counts n more shipped; then, when keep ms is given, trims the ledger with XTRIM MINID to what is after the cursor
