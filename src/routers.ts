@@ -46,6 +46,7 @@ import { modelsApi } from './proxy/models-api';
 import type { Pools } from './upstreams/pools';
 import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
+import type { LedgerStatus } from './ledger-archive/ledger-status';
 import { stripeWebhook } from './webhooks/stripe-webhook';
 
 /** The services the routers share: built once, passed in. */
@@ -81,6 +82,8 @@ export interface MeterDeps {
   webDir?: string;
   /** The host's authentication instead of tokenmeter's bearer keys. */
   authenticate?: Authenticate;
+  /** The ledger archive's state (GET /admin/ledger); unset: the route answers as without an archive. */
+  ledgerStatus?: () => Promise<LedgerStatus>;
 }
 
 export interface Routers {
@@ -191,11 +194,11 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
  * ADMIN_TOKEN and the console behind a session of role admin, so both reach the very same handlers.
  */
 function operatorRouter(deps: MeterDeps, store: Store, guard: StoreGuard): Router {
-  const { commerce, webhookStore, catalog, logger, reloadModels } = deps;
+  const { commerce, webhookStore, catalog, logger, reloadModels, ledgerStatus } = deps;
   const maxKeysPerAccount = deps.config.maxKeysPerAccount;
   const webhooks = { store: webhookStore, outbox: store };
   const upstreams = () => deps.pools.states(catalog());
-  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount, upstreams });
+  return operatorApi({ store, commerce, webhooks, catalog, logger, guard, reloadModels, maxKeysPerAccount, upstreams, ledgerStatus });
 }
 
 /** The operator's router behind ADMIN_TOKEN, for the CLI and scripts; without a token, nothing. */

@@ -28,6 +28,7 @@ import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
 import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
 import { DeliveryWorker } from './events/delivery-worker';
+import { openLedgerArchive } from './ledger-archive/open-ledger-archive';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
 export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
@@ -71,7 +72,8 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const remote = parts.store ? parts.store.kind !== 'memory' : parts.redis !== undefined || config.redisUrl !== undefined;
   const journal = remote ? openJournal(config.journalFile) : undefined;
   const opened = openStore(config, parts, logger);
-  const store = instrumentStore(opened.stores.store, metrics);
+  const ledger = openLedgerArchive(config, opened.stores.ships, logger, metrics);
+  const store = ledger.wrap(instrumentStore(opened.stores.store, metrics));
   // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
   const modelLimits = isWholeStore(store)
     ? store
@@ -105,6 +107,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     reloadModels: catalogs.reload,
     lifecycle: { draining: false },
     authenticate: parts.authenticate,
+    ledgerStatus: () => ledger.status(),
     // `npm run build` writes the browser console beside the compiled code (dist/web).
     webDir: join(__dirname, 'web'),
   };
@@ -130,8 +133,10 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
         })
       : undefined;
   worker?.start();
+  ledger.start();
   return assemble(deps, async () => {
     await worker?.stop();
+    await ledger.close();
     clearInterval(upgrading);
     journal?.close();
     await opened.close?.();

@@ -30,7 +30,8 @@ function readEnvFile(path: string): Record<string, string> {
 
 /**
  * The tokenmeter service's `environment:` with compose's interpolation done (`${V}`, `${V:-d}`, `${V-d}`, `${V:?err}`,
- * `${V?err}`), less REDIS_URL and JOURNAL_FILE, which the test points at its own Redis and a scratch file.
+ * `${V?err}`), less REDIS_URL and JOURNAL_FILE, which the test points at its own Redis and a scratch file, and
+ * LEDGER_DATABASE_URL.
  */
 function composeEnvironment(vars: Record<string, string>): Record<string, string> {
   const compose = parseYaml(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'));
@@ -45,6 +46,8 @@ function composeEnvironment(vars: Record<string, string>): Record<string, string
   }
   delete env.REDIS_URL;
   delete env.JOURNAL_FILE;
+  // The archive's PostgreSQL is compose's service; the test has none (the archive is tested in test/ledger-archive).
+  delete env.LEDGER_DATABASE_URL;
   return env;
 }
 

@@ -9,6 +9,7 @@ import type { CommerceStore } from '../store/ports/commerce-store';
 import type { KeyStore } from '../store/ports/key-store';
 import type { UsageLedger } from '../store/ports/usage-ledger';
 import { MAX_UNSPENT_TOKENS } from '../store/records/account';
+import type { LedgerStatus } from '../ledger-archive/ledger-status';
 
 /** The ports the operator's routes manage: accounts, their keys, and the usage ledger. */
 export type AdminStore = AccountStore & KeyStore & UsageLedger;
@@ -23,6 +24,8 @@ export interface AdminContext {
   guard: StoreGuard;
   /** The most keys an account may have (MAX_KEYS_PER_ACCOUNT). */
   maxKeysPerAccount: number;
+  /** The ledger archive's state; unset: no archive. */
+  ledgerStatus?: () => Promise<LedgerStatus>;
 }
 
 /** The parsed JSON body; an empty one reads as `{}`. */

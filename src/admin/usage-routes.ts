@@ -1,6 +1,19 @@
-/** /admin/usage: the ledger, filtered by account, key, model and time, read incrementally after a cursor or back in time before one. */
+/**
+ * /admin/usage: the ledger, filtered by account, key, model and time, read incrementally after a cursor or back in time before one;
+ * /admin/usage/daily: totals per UTC day and model, of one account or all, from the settle step's rollups.
+ */
 import { Router } from 'express';
-import { ledgerQuery, operatorUsageObject, operatorUsageQuery, type OperatorUsageObject } from '../api';
+import {
+  dailyUsageObject,
+  ledgerStatusObject,
+  ledgerQuery,
+  operatorDailyUsageQuery,
+  operatorUsageObject,
+  operatorUsageQuery,
+  type OperatorUsageObject,
+} from '../api';
+import { dailyModelTotals } from '../metering/daily-totals';
+import { ledgerStatus } from '../ledger-archive/ledger-status';
 import { apiError, sendError } from '../http/errors';
 import { invalidRequest } from '../http/zod-errors';
 import type { AccountStore } from '../store/ports/account-store';
@@ -36,6 +49,22 @@ export function usageRoutes(ctx: AdminContext): Router {
         }),
       );
       res.json({ data });
+    }),
+  );
+  router.get(
+    '/usage/daily',
+    ctx.guard(async (req, res) => {
+      const parsed = operatorDailyUsageQuery.safeParse(req.query);
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const { account_id, days } = parsed.data;
+      const rows = await dailyModelTotals(ctx.store, account_id, days, Math.floor(Date.now() / 1000));
+      res.json({ data: rows.map(dailyUsageObject) });
+    }),
+  );
+  router.get(
+    '/ledger',
+    ctx.guard(async (_req, res) => {
+      res.json(ledgerStatusObject(ctx.ledgerStatus ? await ctx.ledgerStatus() : await ledgerStatus(undefined, null)));
     }),
   );
   return router;

@@ -9,6 +9,7 @@ export * from './code';
 export * from './fields';
 export * from './holdings';
 export * from './key';
+export * from './ledger';
 export * from './limits';
 export * from './model';
 export * from './own-account';

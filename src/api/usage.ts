@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { UsageQuery as LedgerQuery, UsageRecord } from '../store/records/metering';
 import type { UsageTotals } from '../store/records/common';
+import type { DailyRow } from '../store/records/rollups';
 import { beforeCursor, cursor, list, pageLimit, tokenCount, unixQuery, unixTime } from './fields';
 
 /** `cached_tokens` are of the prompt tokens, `reasoning_tokens` of the completion tokens (as the upstreams count them). */
@@ -131,6 +132,11 @@ export type DailyUsageObject = z.infer<typeof dailyUsageSchema>;
 
 export const dailyUsageListSchema = list(dailyUsageSchema);
 
+/** A rollup row of one day and model. */
+export function dailyUsageObject(r: DailyRow): DailyUsageObject {
+  return { date: new Date(r.day * 86_400_000).toISOString().slice(0, 10), model: r.name, ...usageTotalsObject(r) };
+}
+
 export const dailyUsageQuery = z.strictObject({
   days: z.coerce
     .number<string | number>({ error: 'must be a number of days' })
@@ -139,3 +145,6 @@ export const dailyUsageQuery = z.strictObject({
     .max(366, 'must be at most 366')
     .default(30),
 });
+
+/** `GET /admin/usage/daily`: the same days, for one account or (without account_id) every account summed. */
+export const operatorDailyUsageQuery = dailyUsageQuery.extend({ account_id: z.string().min(1).optional() });

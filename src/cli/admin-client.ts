@@ -14,6 +14,7 @@ import type {
   GrantRequest,
   KeyDetailObject,
   KeyObject,
+  LedgerStatusObject,
   ListObject,
   ModelsReloadedObject,
   UpstreamPoolList,
@@ -119,6 +120,9 @@ export class AdminClient {
   }
   setLowBalance(accountId: string, tokens: number | null): Promise<{ account_id: string; low_balance_tokens: number | null }> {
     return this.call('PUT', `/admin/accounts/${encodeURIComponent(accountId)}/low-balance`, { tokens });
+  }
+  ledgerStatus(): Promise<LedgerStatusObject> {
+    return this.call('GET', '/admin/ledger');
   }
   reloadModels(): Promise<ModelsReloadedObject> {
     return this.call('POST', '/admin/models/reload');

@@ -6,6 +6,7 @@ import { AdminClientError } from './admin-client';
 import { clientFor, globalOptions, print, type Common } from './cli-options';
 import { codesCommand } from './codes-command';
 import { keysCommand } from './keys-command';
+import { ledgerCommand } from './ledger-command';
 import { productsCommand } from './products-command';
 import { upstreamsCommand } from './upstreams-command';
 import { usageCommand } from './usage-command';
@@ -30,6 +31,7 @@ export function buildCli(): Command {
   codesCommand(program);
   webhooksCommand(program);
   upstreamsCommand(program);
+  ledgerCommand(program);
 
   const models = program.command('models').description('the models file');
   models

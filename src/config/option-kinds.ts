@@ -58,6 +58,15 @@ export function whole<D extends number | undefined = undefined>(fallback?: D, ma
   return kind(check, fallback as D, asNumber);
 }
 
+/** A whole number, 0 included. */
+export function count<D extends number | undefined = undefined>(fallback?: D) {
+  return kind(
+    z.number({ error: 'must be a whole number' }).int('must be a whole number').nonnegative('must be 0 or more'),
+    fallback as D,
+    asNumber,
+  );
+}
+
 /** A whole number of seconds, 0 included. */
 export function seconds<D extends number | undefined = undefined>(fallback?: D) {
   return kind(z.number({ error: 'must be a number of seconds' }).int().nonnegative(), fallback as D, asNumber);

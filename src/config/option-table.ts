@@ -12,7 +12,21 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { NOT_FORWARDABLE } from '../http/http-headers';
 import { MAX_GRANT_TOKENS } from '../store/records/account';
-import { flag, headerNames, oneOf, port, proxyTrust, seconds, size, text, url, whole, workerCount, type OptionKind } from './option-kinds';
+import {
+  count,
+  flag,
+  headerNames,
+  oneOf,
+  port,
+  proxyTrust,
+  seconds,
+  size,
+  text,
+  url,
+  whole,
+  workerCount,
+  type OptionKind,
+} from './option-kinds';
 
 export type Scope = 'meter' | 'server';
 
@@ -132,6 +146,17 @@ export const OPTIONS = {
   webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
   /** package.expiring fires this many days before a package with tokens left expires. */
   packageExpiringDays: meter('PACKAGE_EXPIRING_DAYS', whole(7)),
+  /**
+   * `postgres://…`: the ledger's long-term home (docs/ledger-archive.md); needs `redisUrl`. Records are shipped there
+   * and trimmed from Redis behind them. Unset: Redis keeps the ledger.
+   */
+  ledgerDatabaseUrl: meter('LEDGER_DATABASE_URL', text(undefined, z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
+  /** With the archive: hours of shipped records Redis keeps besides the unshipped ones (0: only the unshipped). */
+  ledgerHotHours: meter('LEDGER_HOT_HOURS', count(48)),
+  /** With the archive: months of records PostgreSQL keeps (whole months dropped). Unset: all. */
+  ledgerRetentionMonths: meter('LEDGER_RETENTION_MONTHS', whole()),
+  /** Without the archive: days of ledger records Redis keeps (export them first). Unset: all. */
+  ledgerTrimAfterDays: meter('LEDGER_TRIM_AFTER_DAYS', whole()),
 };
 
 type Table = typeof OPTIONS;

@@ -36,6 +36,9 @@ export class Metrics {
   readonly settleBacklog: Gauge;
   readonly webhookBacklog: Gauge;
   readonly webhookOldestSeconds: Gauge;
+  /** The ledger archive's backlog (ledger-archive/shipper.ts): records not yet in PostgreSQL, and the oldest's age. */
+  readonly ledgerBacklog: Gauge;
+  readonly ledgerOldestUnshipped: Gauge;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -148,6 +151,16 @@ export class Metrics {
       name: 'tokenmeter_webhook_oldest_seconds',
       help: "Age of the endpoint's oldest undelivered event (0 with none), by endpoint.",
       labelNames: ['endpoint'],
+      registers,
+    });
+    this.ledgerBacklog = new Gauge({
+      name: 'tokenmeter_ledger_backlog_records',
+      help: 'Ledger records not yet shipped to the PostgreSQL archive (kept in Redis until they are).',
+      registers,
+    });
+    this.ledgerOldestUnshipped = new Gauge({
+      name: 'tokenmeter_ledger_oldest_unshipped_seconds',
+      help: 'Age of the oldest ledger record not yet shipped to the PostgreSQL archive (0: none).',
       registers,
     });
   }

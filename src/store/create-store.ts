@@ -18,6 +18,8 @@ import { MemoryResponseOwners } from './memory/memory-response-owners';
 import { RedisResponseOwners } from './redis/redis-response-owners';
 import type { ResponseOwners } from './ports/response-owners';
 import type { EventOutbox } from './ports/event-outbox';
+import type { ShipSource } from './ports/ship-source';
+import { RedisShipSource } from './redis/redis-ship-source';
 
 type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
 
@@ -35,6 +37,8 @@ export interface Stores {
    * endpoint never queues behind a request's RESERVE or SETTLE); in memory, the stores above.
    */
   delivery: DeliveryStores;
+  /** The ledger shipper's view of the Redis ledger (ledger-archive/); none in memory. */
+  ships?: ShipSource;
 }
 
 export interface DeliveryStores {
@@ -87,6 +91,7 @@ export function createStores(config: StoreConfig, logger: Logger, given: GivenSt
     commerce: given.commerce ?? new RedisCommerceStore(client, { prefix }),
     responses: new RedisResponseOwners(client, { prefix }),
     webhooks: new RedisWebhookStore(client, { prefix }),
+    ships: new RedisShipSource(client, prefix),
     delivery,
     // The host's own client stays open; the delivery's duplicate of it is ours.
     close: async () => {

@@ -80,7 +80,7 @@ export function timedAccounts(s: AccountStore, timed: Timed): AccountStore {
 }
 
 export function timedLedger(s: UsageLedger, timed: Timed): UsageLedger {
-  return { usage: timed('usage', s.usage.bind(s)) };
+  return { usage: timed('usage', s.usage.bind(s)), daily: s.daily && timed('daily', s.daily.bind(s)) };
 }
 
 export function timedModelLimits(s: ModelLimitStore, timed: Timed): ModelLimitStore {

@@ -31,15 +31,18 @@ describe('MemoryStore', () => {
     expect(await store.getKey(key.id)).toMatchObject({ balance: 10_000 - 60, usage: { requests: 30, chargedTokens: 60 } });
   });
 
-  it('forgets settled markers after its dedup window', async () => {
-    let now = 1_000_000;
+  it('remembers a settled request for its dedup window, across a bucket boundary, and forgets it one bucket later', async () => {
+    // Markers are kept in buckets of the window's width (60 s here): settled 1 s before a bucket ends.
+    let now = 1_019_000;
     const store = new MemoryStore({ now: () => now, settleDedupSeconds: 60 });
     const key = await keyWithTokens(store, 10_000);
     const s = settlement(key, 'r1');
     expect(await store.settle(s)).toMatchObject({ kind: 'settled' });
-    now += 59_000;
-    expect(await store.settle(s)).toEqual({ kind: 'duplicate' });
     now += 2_000;
+    expect(await store.settle(s)).toEqual({ kind: 'duplicate' });
+    now += 57_000;
+    expect(await store.settle(s)).toEqual({ kind: 'duplicate' });
+    now += 61_000;
     expect(await store.settle({ ...s, requestId: 'r2' })).toMatchObject({ kind: 'settled' });
     expect(await store.settle(s)).toMatchObject({ kind: 'settled' });
   });

@@ -2,8 +2,10 @@
  * The metering port (MeteringStore), one contract for both stores: who may reserve, what a reservation holds and how
  * it ends, every cap held under concurrency, and settlement exactly once.
  */
+import { randomUUID } from 'node:crypto';
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { accountId, granted, nowS, reserveReq, settlement, sleep } from './contract-fixtures';
+import { SETTLE_DEDUP_SECONDS } from '../../src/store/records/metering';
 
 describe.each(storeKinds)('%s store: metering port', (kind) => {
   let s: StoreUnderTest;
@@ -163,7 +165,10 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
     it('charges the actual usage, refunds the rest of the reservation and writes one ledger record', async () => {
       const k = await keyWithTokens(s.store, 1000);
       await s.store.reserve(reserveReq(k, 'r1'));
-      expect(await s.store.settle(settlement(k, 'r1', 42, { promptTokens: 12, completionTokens: 30, stream: true }))).toEqual({ kind: 'settled', balance: 958 });
+      expect(await s.store.settle(settlement(k, 'r1', 42, { promptTokens: 12, completionTokens: 30, stream: true }))).toEqual({
+        kind: 'settled',
+        balance: 958,
+      });
       const state = await s.store.getKey(k.id);
       expect(state).toMatchObject({ balance: 958, reserved: 0 });
       expect(state!.usage).toEqual({
@@ -197,7 +202,7 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       const result = await s.store.settle(settlement(k, 'r1', 0));
       const after = await s.store.getKey(k.id);
       expect(result).toEqual({ kind: 'settled', balance: after!.balance });
-      expect(after!.balance).toBe(1000 - (after!.reserved));
+      expect(after!.balance).toBe(1000 - after!.reserved);
       expect(after!.reserved).toBeLessThan(reserved);
     });
 
@@ -209,6 +214,15 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       expect([first, ...again]).toMatchObject([{ kind: 'settled' }, { kind: 'duplicate' }, { kind: 'duplicate' }]);
       expect((await s.store.getKey(k.id))!.balance).toBe(950);
       expect(await s.store.usage({ keyId: k.id, limit: 100 })).toHaveLength(1);
+    });
+
+    it('charges a UUID request id once, and tells request ids apart exactly (case, length)', async () => {
+      const k = await keyWithTokens(s.store, 1000);
+      const uuid = randomUUID();
+      const ids = [uuid, uuid.toUpperCase(), 'sixteen-chars-id', '=sixteen-chars-id', uuid.replace(/-/g, '')];
+      for (const id of ids) expect(await s.store.settle(settlement(k, id, 20))).toMatchObject({ kind: 'settled' });
+      for (const id of ids) expect(await s.store.settle(settlement(k, id, 20))).toEqual({ kind: 'duplicate' });
+      expect((await s.store.getKey(k.id))!.balance).toBe(1000 - 20 * ids.length);
     });
 
     it('still charges after the lease lapsed, and records a shortfall as debt paid by the next grant', async () => {
@@ -279,5 +293,42 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       expect(await s.store.usage({ accountId: id, limit: 10 })).toMatchObject([{ requestId: 'r1', accountId: id, keyId: null }]);
       expect(await s.store.reserve(reserveReq({ id: null, accountId: 'acc_missing' }, 'r2'))).toEqual({ kind: 'account_not_found' });
     });
+  });
+});
+
+describe('redis store: settled markers', () => {
+  let s: StoreUnderTest;
+  beforeEach(async () => {
+    s = await makeStore('redis');
+  });
+  afterEach(async () => {
+    await s.close();
+  });
+  const slot = (accountId: string) => `${s.prefix}{${accountId}}:`;
+
+  it('keeps markers in one hash per account and hour that outlives its hour by the dedup window, no key per request', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    for (const id of ['r1', 'r2', randomUUID()]) await s.store.settle(settlement(k, id, 20));
+    const keys = await s.redis!.keys(`${slot(k.accountId)}s*`);
+    expect(keys).toHaveLength(1);
+    const hour = Number(keys[0].split(':sh:')[1]);
+    expect(hour).toBe(Math.floor(Date.now() / 3_600_000));
+    expect(await s.redis!.hlen(keys[0])).toBe(3);
+    const expiresAt = nowS() + (await s.redis!.ttl(keys[0]));
+    expect(Math.abs(expiresAt - ((hour + 1) * 3600 + SETTLE_DEDUP_SECONDS))).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses a retry whose first settlement was in an earlier hour of the window, or marked by the old per-request key', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    const hour = Math.floor(Date.now() / 3_600_000);
+    // Settled 23 h ago (the bucket a day-long window still reaches), and before the upgrade (the old layout).
+    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 23}`, 'r-earlier', '');
+    await s.redis!.set(`${slot(k.accountId)}s:r-legacy`, '1-0', 'EX', 3600);
+    expect(await s.store.settle(settlement(k, 'r-earlier', 20))).toEqual({ kind: 'duplicate' });
+    expect(await s.store.settle(settlement(k, 'r-legacy', 20))).toEqual({ kind: 'duplicate' });
+    expect((await s.store.getKey(k.id))!.balance).toBe(1000);
+    // A marker older than every bucket the window reaches is gone from the check, as an expired key was.
+    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 26}`, 'r-older', '');
+    expect(await s.store.settle(settlement(k, 'r-older', 20))).toMatchObject({ kind: 'settled' });
   });
 });

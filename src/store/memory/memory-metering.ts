@@ -9,6 +9,7 @@ import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
 import { budgetViews, chargeBudgets, holdBudgets, unholdBudget, type BudgetView } from './memory-budgets';
 import { LedgerCursors } from './memory-ledger';
+import { rollUp, SettledMarks } from './memory-rollups';
 import { MemoryModelLimits } from './memory-model-limits';
 import { checkBudget, checkLowBalance, emitEvent } from './memory-outbox';
 import { addUsage, capLeft, type Account, type Key, type Reservation } from './memory-records';
@@ -20,8 +21,9 @@ export interface MemoryStoreOptions {
   /** Usage records kept per account; older ones are dropped (totals and balances stay exact). Default 10000. */
   ledgerLimit?: number;
   /**
-   * How long a settled request is remembered to refuse a duplicate. A settle into memory cannot fail, so nothing is
-   * ever retried late: ten minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
+   * How long a settled request is remembered to refuse a duplicate (at least this, at most twice: markers are kept in
+   * buckets of this width, memory-rollups.ts). A settle into memory cannot fail, so nothing is ever retried late: ten
+   * minutes, not Redis's day, keeps the heap from growing with traffic. Default 600 s.
    */
   settleDedupSeconds?: number;
   /** Length of the rpm and tpm windows. Default 60 s. */
@@ -129,8 +131,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     const acc = this.accounts.get(s.accountId);
     if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
     const nowMs = this.now();
-    const markerExpiry = acc.settled.get(s.requestId);
-    if (markerExpiry !== undefined && markerExpiry > nowMs) return { kind: 'duplicate' };
+    if (acc.settled.has(s.requestId, nowMs)) return { kind: 'duplicate' };
     this.purge(acc);
     const held = this.dropReservation(acc, s.requestId);
     const key = this.keyOf(s.keyId);
@@ -169,7 +170,8 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     // Trimmed in batches, so a full ledger costs one array shift per eighth of its size, not one per request.
     if (acc.ledger.length >= this.ledgerLimit + Math.max(1, this.ledgerLimit >> 3))
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
-    acc.settled.set(s.requestId, nowMs + this.dedupMs);
+    acc.settled.add(s.requestId, nowMs);
+    rollUp(acc.rollups, s, now);
     if (this.wants.types.size > 0) this.settledEvents(acc, s, budgets);
     return { kind: 'settled', balance: this.available(acc) };
   }
@@ -196,15 +198,15 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
     return acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
   }
 
-  /** Drops expired reservations and settled-request markers. */
+  /** Drops expired reservations. */
   protected purge(acc: Account): void {
     const now = this.now();
     for (const [id, held] of acc.reservations) if (held.deadline <= now) this.dropReservation(acc, id);
-    // Markers are inserted in expiry order (one fixed TTL), so expired ones are always at the front.
-    for (const [id, expiry] of acc.settled) {
-      if (expiry > now) break;
-      acc.settled.delete(id);
-    }
+  }
+
+  /** A new account's settled markers, remembered for the dedup window. */
+  protected settledMarks(): SettledMarks {
+    return new SettledMarks(this.dedupMs);
   }
 
   /** Drops the request's reservation, giving back what it held; the reservation, or undefined when it held none. */

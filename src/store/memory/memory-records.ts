@@ -5,6 +5,7 @@ import type { AccountRecord } from '../records/account';
 import type { KeyRecord } from '../records/key';
 import type { OutboxEvent } from '../records/events';
 import type { Budgeted, BudgetHolds } from './memory-budgets';
+import type { Rollups, SettledMarks } from './memory-rollups';
 import type { Settlement, UsageRecord } from '../records/metering';
 import type { TokenPackage, UsageTotals } from '../records/common';
 
@@ -26,8 +27,10 @@ export interface Account extends Budgeted {
   debt: number;
   ledger: UsageRecord[];
   totals: UsageTotals;
-  /** request id -> settled-marker expiry (ms) */
-  settled: Map<string, number>;
+  /** The requests settled within the dedup window (memory-rollups.ts). */
+  settled: SettledMarks;
+  /** Daily totals per model and key (memory-rollups.ts). */
+  rollups: Rollups;
   /** grant idempotency id -> the package it credited */
   grants: Map<string, string>;
   keys: string[];

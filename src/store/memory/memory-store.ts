@@ -28,6 +28,8 @@ import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
 import { accountData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
 import { readLedgers } from './memory-ledger';
+import { readRollups } from './memory-rollups';
+import type { DailyQuery, DailyUsage } from '../records/rollups';
 import { checkLowBalance, checkPackageExpiry, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
 import { copyAccount, zeroTotals, type Account } from './memory-records';
@@ -49,7 +51,8 @@ export class MemoryStore extends MemoryKeys implements Store {
       debt: 0,
       ledger: [],
       totals: zeroTotals(),
-      settled: new Map(),
+      settled: this.settledMarks(),
+      rollups: new Map(),
       grants: new Map(),
       keys: [],
     };
@@ -159,6 +162,14 @@ export class MemoryStore extends MemoryKeys implements Store {
     const scoped = q.accountId !== undefined || q.keyId !== undefined;
     const accounts = scoped ? [this.accounts.get(accountId ?? '')].filter((a): a is Account => !!a) : [...this.accounts.values()];
     return readLedgers(accounts, q);
+  }
+
+  async daily(q: DailyQuery): Promise<DailyUsage> {
+    const accounts = q.accountId !== undefined ? [this.accounts.get(q.accountId)] : [...this.accounts.values()];
+    return readRollups(
+      accounts.filter((a): a is Account => !!a).map((a) => a.rollups),
+      q,
+    );
   }
 
   wantEvents(wants: EventWants): void {

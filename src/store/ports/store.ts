@@ -22,8 +22,11 @@ export interface Store extends MeteringStore, KeyStore, AccountStore, UsageLedge
  */
 export type ServingStore = MeteringStore & KeyLookup;
 
-/** Every member a whole store has beyond the serving ports (the compiler keeps the list complete). */
-const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore>, true> = {
+/**
+ * Every member a whole store has beyond the serving ports (the compiler keeps the list complete), less the optional
+ * `daily` (a host's store from before rollups is still whole).
+ */
+const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore | 'daily'>, true> = {
   createKey: true,
   listKeys: true,
   updateKey: true,

@@ -29,6 +29,8 @@ import type { UsageQuery, UsageRecord } from '../records/metering';
 import { defineScripts } from './define-scripts';
 import { RedisKeys } from './redis-keys';
 import { readLedgers } from './redis-ledger';
+import { readRollups } from './redis-rollups';
+import type { DailyQuery, DailyUsage } from '../records/rollups';
 import { migrateLegacyKeys } from './redis-migration';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
@@ -239,6 +241,11 @@ export class RedisStore extends RedisKeys implements Store {
     else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
     else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
     return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
+  }
+
+  async daily(q: DailyQuery): Promise<DailyUsage> {
+    const ids = q.accountId !== undefined ? [q.accountId] : await this.redis.zrange(this.global('accounts'), 0, -1);
+    return readRollups(this.redis, ids, (id, part) => this.a(id, part), q);
   }
 
   /** QUIT when connected (pending replies arrive first), else just drop the connection. */

@@ -17,7 +17,8 @@
  *   {A}:r    ZSET  request id -> lease deadline (ms)
  *   {A}:ra   HASH  request id -> "amount:key id" (key id "" for a request without a key), then ":A:K" when the
  *                  account or key has a budget: the start of the period each counted it in (0: not counted)
- *   {A}:s:R  STRING settled marker of request R (expires after the dedup window)
+ *   {A}:s:R  STRING settled marker of request R, the layout before hour buckets: still honoured until it expires
+ *   {A}:sh:<hour>, {A}:d:<day>  the settled markers per hour, the daily rollups (ledger-scripts.ts)
  *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts;
  *                  cached_tokens and reasoning_tokens only when not 0, tool_calls and tool_tokens likewise)
  *   {A}:t    HASH  the account's usage totals (cached_tokens and reasoning_tokens, as in the ledger, once not 0)

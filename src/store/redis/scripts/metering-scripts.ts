@@ -5,6 +5,7 @@
 import { BUDGET_FUNCTIONS } from './budget-scripts';
 import { ACCOUNT_LEVELS } from './limit-scripts';
 import { NOW_AND_PURGE } from './layout';
+import { ROLLUP, SETTLED_MARKS } from './ledger-scripts';
 
 /**
  * RESERVE: checks the key (when there is one) is live and allowed the model and the account is active, then
@@ -159,13 +160,19 @@ return 1
  * for any shortfall) and the key's spend, appends the ledger record (account and key) and adds to the totals, all in
  * one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
  * to the charged tokens; their budgets are charged (budget_charge).
+ * Exactly once: the request is marked settled in the hash of the hour it settles in ({A}:sh:<hour>, which outlives
+ * its hour by ttl), and a retry up to ttl later looks in every hour bucket since then, so a retry landing in a later
+ * hour is still refused; a marker of the old layout (the per-request key {A}:s:R, KEYS[6]) counts until it expires,
+ * so an upgrade mid-request cannot charge twice. The same step adds the request to the account's rollup of its UTC
+ * day ({A}:d:<day>: per model and per key, see ROLLUP), so daily totals never read the ledger.
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
  * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
  * and the totals take these two only when not 0). Reply: {'ok', stream id, the account's balance after the charge
  * (live packages less debt and open reservations)} | {'duplicate'}.
  */
-export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}
-if redis.call('EXISTS', KEYS[6]) == 1 then return {'duplicate'} end
+export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}${SETTLED_MARKS}${ROLLUP}
+local mark, ttl = settled_mark(ARGV[1]), tonumber(ARGV[9])
+if redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl) then return {'duplicate'} end
 local flags = level_flags(ARGV[10])
 levels_end(flags.levels, ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
 local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1]) or {'', ''}
@@ -233,7 +240,8 @@ if ARGV[10] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HINCRBY', KEYS[2], 'spent', ARGV[2])
   redis.call('HSET', KEYS[2], 'last_used', now_s)
 end
-redis.call('SET', KEYS[6], id, 'EX', ARGV[9])
-local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved')
+settle_mark(mark, ttl)
+local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'ru')
+roll_up(held[3], ARGV[5], ARGV[10], {1, ARGV[3], ARGV[4], cached, reasoning, ARGV[2]})
 return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}
 `;

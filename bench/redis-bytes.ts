@@ -1,0 +1,110 @@
+/**
+ * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
+ * (UUID request ids, as the proxy makes; one account and key), divided by N, and MEMORY USAGE per key family. Run:
+ * `npx tsx bench/redis-bytes.ts [N]`. REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
+ * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
+ * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { startRedisServer } from '../test/helpers/redis-server';
+import { startPostgresServer } from '../test/helpers/postgres-server';
+import { PgLedgerArchive } from '../src/ledger-archive/ledger-archive';
+import { LedgerShipper } from '../src/ledger-archive/shipper';
+import { createLogger } from '../src/observability/logger';
+import { RedisShipSource } from '../src/store/redis/redis-ship-source';
+
+const N = Number(process.argv[2] ?? 20_000);
+const tree = process.env.REDIS_BYTES_TREE ?? join(__dirname, '..');
+
+async function main(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { RedisStore } = require(join(tree, 'src/store/redis/redis-store')) as typeof import('../src/store/redis/redis-store');
+  const server = await startRedisServer();
+  const redis = new Redis(server.url);
+  const store = new RedisStore(new Redis(server.url), { prefix: 'tm:' });
+  try {
+    const made = await store.createAccount({ email: null, name: 'bench', passwordHash: null, role: 'member', status: 'active' });
+    if (made.kind !== 'created') throw new Error(made.kind);
+    const accountId = made.account.id;
+    await store.grantPackage(accountId, { tokens: 1e12, expiresAt: null });
+    const key = await store.createKey(accountId, {
+      hash: randomUUID(),
+      prefix: 'sk-bench',
+      name: 'bench',
+      expiresAt: null,
+      models: null,
+      limitTokens: null,
+    });
+    if (key.kind !== 'created') throw new Error(key.kind);
+    const settle = () =>
+      store.settle({
+        accountId,
+        keyId: key.key.id,
+        requestId: randomUUID(),
+        model: 'meta-llama/Llama-3.1-8B-Instruct',
+        endpoint: 'chat',
+        promptTokens: 1234,
+        completionTokens: 321,
+        chargedTokens: 1555,
+        estimated: false,
+        stream: true,
+        status: 200,
+      });
+    await settle(); // every key family exists before the first reading
+    await redis.config('RESETSTAT');
+    const before = await usedMemory(redis);
+    for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, settle));
+    if (process.env.REDIS_BYTES_ARCHIVE === '1') await shipAll(redis);
+    const after = await usedMemory(redis);
+    const families = new Map<string, number>();
+    for (const k of await redis.keys('tm:*')) {
+      const family = k.replace(/^tm:\{[^}]+\}:/, '').replace(/:[^:]+$/, ':*');
+      families.set(family, (families.get(family) ?? 0) + Number(await redis.memory('USAGE', k)));
+    }
+    process.stdout.write(`${N} requests: ${((after - before) / N).toFixed(1)} bytes per request (used_memory)\n`);
+    // SETTLE's CPU in Redis: the script's time per call (INFO commandstats), the shipper's calls apart.
+    const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
+    if (stats)
+      process.stdout.write(
+        `SETTLE in Redis: ${(Number(stats[2]) / Number(stats[1])).toFixed(1)} µs per call (EVALSHA, ${stats[1]} calls)\n`,
+      );
+    for (const [family, bytes] of [...families].sort((a, b) => b[1] - a[1]))
+      process.stdout.write(`  ${family.padEnd(12)} ${(bytes / N).toFixed(1)} B/request (MEMORY USAGE)\n`);
+  } finally {
+    await store.close();
+    redis.disconnect();
+    await server.stop();
+  }
+}
+
+/** Ships every record to a PostgreSQL of its own (LEDGER_HOT_HOURS=0), and prints its bytes per record. */
+async function shipAll(redis: Redis): Promise<void> {
+  const pg = await startPostgresServer();
+  const archive = await PgLedgerArchive.open(pg.url);
+  try {
+    const shipper = new LedgerShipper({ source: new RedisShipSource(redis, 'tm:'), archive, hotHours: 0, logger: createLogger('silent') });
+    await shipper.pass();
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: pg.url });
+    await c.connect();
+    await c.query('VACUUM ANALYZE usage_records');
+    const { rows } = await c.query<{ bytes: string; n: string }>(
+      `SELECT (SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'usage_records'::regclass) AS bytes,
+              (SELECT count(*) FROM usage_records) AS n`,
+    );
+    await c.end();
+    process.stdout.write(`PostgreSQL: ${(Number(rows[0].bytes) / Number(rows[0].n)).toFixed(1)} bytes per record (table and indexes)\n`);
+  } finally {
+    await archive.close();
+    await pg.destroy();
+  }
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+}
+
+void main();

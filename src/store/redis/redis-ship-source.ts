@@ -1,0 +1,83 @@
+/** The ledger shipper's port on Redis (scripts/archive-scripts.ts): beside the store on its connection, not in it. */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import type { ShipSource } from '../ports/ship-source';
+import type { UsageRecord } from '../records/metering';
+import { compareCursor } from '../ids';
+import { defineScripts } from './define-scripts';
+import { parseUsageEntry } from './redis-records';
+import * as archiveScripts from './scripts/archive-scripts';
+
+export class RedisShipSource implements ShipSource {
+  private readonly scripts;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly prefix = 'tm:',
+  ) {
+    this.scripts = defineScripts(redis, {
+      tmShipLease: archiveScripts.LEASE,
+      tmShipRelease: archiveScripts.RELEASE,
+      tmShipAdvance: archiveScripts.ADVANCE,
+    });
+  }
+
+  private a(accountId: string, part: string): string {
+    return `${this.prefix}{${accountId}}:${part}`;
+  }
+
+  accounts(): Promise<string[]> {
+    return this.redis.zrange(`${this.prefix}accounts`, 0, -1);
+  }
+
+  async lease(accountId: string, owner: string, ms: number): Promise<boolean> {
+    return Number(await this.scripts.tmShipLease([this.a(accountId, 'sl')], [owner, ms])) === 1;
+  }
+
+  async release(accountId: string, owner: string): Promise<void> {
+    await this.scripts.tmShipRelease([this.a(accountId, 'sl')], [owner]);
+  }
+
+  async pending(accountId: string): Promise<boolean> {
+    // One pipeline: the two keys share the account's slot.
+    const replies = await this.redis
+      .pipeline()
+      .hget(this.a(accountId, 'sc'), 'c')
+      .xrevrange(this.a(accountId, 'u'), '+', '-', 'COUNT', 1)
+      .exec();
+    const cursor = (replies?.[0]?.[1] as string | null) ?? '0-0';
+    const last = (replies?.[1]?.[1] as [string, string[]][] | undefined)?.[0]?.[0];
+    return last !== undefined && compareCursor(last, cursor) > 0;
+  }
+
+  async shipped(accountId: string): Promise<string> {
+    return (await this.redis.hget(this.a(accountId, 'sc'), 'c')) ?? '0-0';
+  }
+
+  async read(accountId: string, after: string, count: number): Promise<UsageRecord[]> {
+    const entries = await this.redis.xrange(this.a(accountId, 'u'), `(${after}`, '+', 'COUNT', count);
+    return entries.map(([cursor, fields]) => parseUsageEntry(accountId, cursor, fields));
+  }
+
+  async advance(accountId: string, owner: string, cursor: string, n: number, keepFromMs: number | null): Promise<boolean> {
+    const keys = [this.a(accountId, 'sl'), this.a(accountId, 'sc'), this.a(accountId, 'u')];
+    return Number(await this.scripts.tmShipAdvance(keys, [owner, cursor, n, keepFromMs ?? ''])) === 1;
+  }
+
+  async backlog(accountId: string): Promise<{ records: number; oldestMs: number | null }> {
+    const stream = this.a(accountId, 'u');
+    const [info, shipped] = await Promise.all([
+      this.redis.xinfo('STREAM', stream).catch(() => null) as Promise<unknown[] | null>,
+      this.redis.hmget(this.a(accountId, 'sc'), 'c', 'n'),
+    ]);
+    if (!info) return { records: 0, oldestMs: null };
+    const at = info.indexOf('entries-added');
+    const added = Number(at >= 0 ? info[at + 1] : info[info.indexOf('length') + 1]);
+    const next = await this.redis.xrange(stream, `(${shipped[0] ?? '0-0'}`, '+', 'COUNT', 1);
+    return { records: Math.max(0, added - Number(shipped[1] ?? 0)), oldestMs: next.length ? Number(next[0][0].split('-')[0]) : null };
+  }
+
+  async trim(accountId: string, beforeMs: number): Promise<void> {
+    await this.redis.xtrim(this.a(accountId, 'u'), 'MINID', `${beforeMs}-0`);
+  }
+}
