@@ -25,6 +25,7 @@ export const OPERATOR_PAGES: readonly NavPage[] = [
   { path: '/console/admin/codes', label: 'Redemption codes' },
   { path: '/console/admin/usage', label: 'All usage' },
   { path: '/console/admin/webhooks', label: 'Webhooks' },
+  { path: '/console/admin/upstreams', label: 'Upstreams' },
 ];
 
 /** The public model page, last in every navigation. */

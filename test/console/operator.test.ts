@@ -74,12 +74,13 @@ describe('the operator console in Chromium', () => {
     'Redemption codes',
     'All usage',
     'Webhooks',
+    'Upstreams',
     'Models',
   ];
 
   test('an admin signs in and sees the operator pages', async () => {
     await signIn(w.page, url, OPERATOR);
-    for (const name of ['Accounts', 'Products', 'Redemption codes', 'All usage', 'Webhooks']) {
+    for (const name of ['Accounts', 'Products', 'Redemption codes', 'All usage', 'Webhooks', 'Upstreams']) {
       await expect(w.page.getByRole('navigation').getByRole('link', { name }).count()).resolves.toBe(1);
     }
     // Each word names one page, and is that page's heading: the member's "Buy tokens" is not the operator's "Products".

@@ -38,6 +38,7 @@ import type {
   SessionObject,
   ShopObject,
   UpdateAccountRequest,
+  UpstreamPoolObject,
   UsageObject,
   NewWebhookEndpointObject,
   WebhookEndpointObject,
@@ -141,6 +142,7 @@ export const api = {
     deliveries: (endpointId: string) => list<DeliveryObject>(`/admin/webhooks/${encodeURIComponent(endpointId)}/deliveries`, { limit: 50 }),
     redeliver: (deliveryId: string) =>
       request<DeliveryObject>('POST', `/admin/webhooks/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, {}),
+    upstreams: () => list<UpstreamPoolObject>('/admin/upstreams'),
   },
 };
 

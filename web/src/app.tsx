@@ -19,6 +19,7 @@ import { AdminProducts } from './pages/admin-products';
 import { AdminCodes } from './pages/admin-codes';
 import { AdminUsage } from './pages/admin-usage';
 import { AdminWebhooks } from './pages/admin-webhooks';
+import { AdminUpstreams } from './pages/admin-upstreams';
 
 type Session = { state: 'checking' } | { state: 'signed-out' } | { state: 'failed'; message: string } | { state: 'in'; me: MeObject };
 
@@ -49,6 +50,8 @@ function page(path: string, query: URLSearchParams, props: PageProps): Component
       return <AdminUsage {...props} />;
     case '/console/admin/webhooks':
       return <AdminWebhooks {...props} />;
+    case '/console/admin/upstreams':
+      return <AdminUpstreams {...props} />;
   }
   return (
     <>
