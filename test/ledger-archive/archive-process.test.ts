@@ -92,7 +92,7 @@ describe('the ledger archive in the server', () => {
     await pg.start();
     await bulk((BULK * 3) / 4, BULK);
     const total = BULK + HTTP;
-    await eventually(async () => expect((await inPostgres()).length).toBe(total), 30_000);
+    await eventually(async () => expect((await inPostgres()).length).toBe(total), 80_000);
     const rows = await inPostgres();
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(total);
     const balance = (await store.getKey(key.id))!.balance;
