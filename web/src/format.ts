@@ -15,8 +15,8 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 export const expiresSoon = (expiresAt: number | null): boolean =>
   expiresAt !== null && expiresAt > nowSeconds() && expiresAt - nowSeconds() < 7 * DAY;
 
-/** A time in a table: short and on one line ("Nov 25, 14:03"), the year only when it is not this year's. */
-export function shortDateTime(unixSeconds: number): string {
+/** A time in the month-day-time form the tables use, the year only when it is not this year's, plus `extra` fields. */
+function tableTime(unixSeconds: number, extra: Intl.DateTimeFormatOptions): string {
   const d = new Date(unixSeconds * 1000);
   const otherYear = d.getFullYear() !== new Date().getFullYear();
   return d.toLocaleString('en-US', {
@@ -26,27 +26,18 @@ export function shortDateTime(unixSeconds: number): string {
     hour: '2-digit',
     minute: '2-digit',
     hourCycle: 'h23',
+    ...extra,
   });
 }
+
+/** A time in a table: short and on one line ("Nov 25, 14:03"), the year only when it is not this year's. */
+export const shortDateTime = (unixSeconds: number): string => tableTime(unixSeconds, {});
 
 /**
  * A time to the second, with the zone it is in (the browser's): "Nov 25, 14:03:27 UTC", the year only when it is not
  * this year's. The usage ledger's, where requests a few seconds apart must read apart.
  */
-export function dateTimeWithZone(unixSeconds: number): string {
-  const d = new Date(unixSeconds * 1000);
-  const otherYear = d.getFullYear() !== new Date().getFullYear();
-  return d.toLocaleString('en-US', {
-    ...(otherYear ? { year: 'numeric' } : {}),
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-    timeZoneName: 'short',
-  });
-}
+export const dateTimeWithZone = (unixSeconds: number): string => tableTime(unixSeconds, { second: '2-digit', timeZoneName: 'short' });
 
 /** The exact time, for a title beside a short one: ISO 8601 in UTC. */
 export const isoTime = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
