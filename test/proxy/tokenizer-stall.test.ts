@@ -19,12 +19,6 @@ const LONG_MODEL = 'acme/long-context';
 const HUGE_MODEL = 'acme/huge-context';
 /** The issue's limit: no request, however it is built, holds the event loop longer. */
 const STALL_LIMIT_MS = 100;
-/**
- * The echo cases' limit: a bound on gross regressions only, NOT the issue's 100 ms. Their test upstream shares this
- * process (it parses the 3.9 MB request and writes the 3.9 MB answer itself), and on Node 24 a CI run read 120 ms
- * (JSON) and 324 ms (stream) there: a hold whose cause is not yet found (issue 32 stays open for it).
- */
-const ECHO_STALL_LIMIT_MS = 1000;
 const BALANCE = 50_000_000;
 
 /** The cases of the finding, each with a character of its own so that no cache can help. */
@@ -122,20 +116,13 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
     proxy = await startProxy({
       store: s.store,
       upstreamUrl: upstream.url,
-      models: [{}, { id: LONG_MODEL, context_length: 1_000_000 }, { id: HUGE_MODEL, context_length: 4_000_000 }],
+      models: [{}, { id: LONG_MODEL, context_length: 1_000_000 }],
       env: { BODY_LIMIT: '4mb' },
     });
     // This loop is the test's client's and upstream's too: their first 3.9 MB send and parse are not the proxy's stall
     // (a first request to a fresh process is the last describe's, watched from outside it).
     const warm = await keyWithTokens(s.store, BALANCE);
     await send(warm.secret, attacks[3]);
-    const echo = { model: HUGE_MODEL, prompt: 'w'.repeat(3_900_000), echo: true, max_tokens: 16 };
-    for (const stream of [false, true]) {
-      await request(proxy.url)
-        .post('/v1/completions')
-        .set('authorization', `Bearer ${warm.secret}`)
-        .send({ ...echo, stream });
-    }
     await settled(proxy);
   });
   afterAll(async () => {
@@ -182,20 +169,6 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
     },
     120_000,
   );
-
-  it.each([false, true])('answers /v1/completions with echo on a 3.9 MB prompt (stream: %s), never counting the echo', async (stream) => {
-    const key = await keyWithTokens(s.store, BALANCE);
-    const body = JSON.stringify({ model: HUGE_MODEL, prompt: 'h'.repeat(3_900_000), echo: true, max_tokens: 16, stream });
-    const stall = await longestStall(async () => {
-      expect(await postDiscarding(`${proxy.url}/v1/completions`, key.secret, body)).toBe(200);
-      await settled(proxy);
-    });
-    expect(stall).toBeLessThan(ECHO_STALL_LIMIT_MS);
-    // No usage came: the estimate is the answer after the echoed prompt, not the prompt again.
-    const [record] = await s.store.usage({ keyId: key.id, limit: 1 });
-    expect(record).toMatchObject({ estimated: true, completionTokens: countText(ANSWER) });
-    expect(await s.store.getKey(key.id)).toMatchObject({ reserved: 0, balance: BALANCE - record.chargedTokens });
-  });
 });
 
 describe('a proxy process started as users start it', () => {
@@ -244,4 +217,55 @@ describe('a proxy process started as users start it', () => {
       await proc.stop();
     }
   }, 30_000);
+
+  /**
+   * `echo: true` on a 3.9 MB prompt: the proxy reads, forwards and taps a 3.9 MB answer (JSON, or a stream whose first
+   * event is the whole prompt). Each case runs three times and the least of the three holds is held to the limit: a
+   * hold of the proxy's own work shows in every run, a wait for a core on a loaded machine (CI's other test worker,
+   * Chromium) in few. The upstream is this test's process, not the one measured.
+   */
+  it.each([false, true])(
+    'answers /v1/completions with echo on a 3.9 MB prompt (stream: %s) without holding its event loop, never counting the echo',
+    async (stream) => {
+      const models = writeModelsFile([
+        { id: HUGE_MODEL, upstream_model: UPSTREAM_MODEL, context_length: 4_000_000, max_output_tokens: 1024 },
+      ]);
+      const proc = await startProxyProcess({
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: prefix,
+        UPSTREAM_URL: upstream.url,
+        MODELS_FILE: models,
+        BODY_LIMIT: '4mb',
+      });
+      try {
+        const key = await keyWithTokens(store, BALANCE);
+        const holds: number[] = [];
+        for (const letter of ['h', 'i', 'j']) {
+          const body = JSON.stringify({ model: HUGE_MODEL, prompt: letter.repeat(3_900_000), echo: true, max_tokens: 16, stream });
+          await lagMaxMs(proc.url);
+          expect(await postDiscarding(`${proc.url}/v1/completions`, key.secret, body)).toBe(200);
+          await waitForRecords(key.id, holds.length + 1);
+          holds.push(await lagMaxMs(proc.url));
+        }
+        expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
+        // No usage came: the estimate is the answer after the echoed prompt, not the prompt again.
+        const records = await store.usage({ keyId: key.id, limit: 10 });
+        expect(records.map((r) => [r.estimated, r.completionTokens])).toEqual(holds.map(() => [true, countText(ANSWER)]));
+        const charged = records.reduce((sum, r) => sum + r.chargedTokens, 0);
+        expect(await store.getKey(key.id)).toMatchObject({ reserved: 0, balance: BALANCE - charged });
+      } finally {
+        await proc.stop();
+      }
+    },
+    60_000,
+  );
+
+  /** Waits until the key's ledger holds `n` records (the settlement follows the answer). */
+  async function waitForRecords(keyId: string, n: number): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      if ((await store.usage({ keyId, limit: n })).length >= n) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`the ledger never held ${n} records of key ${keyId}`);
+  }
 });
