@@ -76,10 +76,16 @@ export function periodStarts(ms: number): [UnixSeconds, UnixSeconds, UnixSeconds
  * The end of the month in force at `ms` and of the month after: what the Redis scripts need to say when a monthly
  * budget resets (day and week ends are sums; a later clock's counters may be in the next month).
  */
-export function monthEnds(ms: number): [UnixSeconds, UnixSeconds] {
-  const end = periodEnd('month', periodStart('month', ms));
-  return [end, periodEnd('month', end)];
+export function monthEnds(ms: number): readonly [UnixSeconds, UnixSeconds] {
+  const start = periodStart('month', ms);
+  if (start !== lastMonth.start) {
+    const end = periodEnd('month', start);
+    lastMonth = { start, ends: [end, periodEnd('month', end)] };
+  }
+  return lastMonth.ends;
 }
+/** monthEnds' last answer: every settlement while events are written asks it, and the month changes monthly. */
+let lastMonth: { start: UnixSeconds; ends: readonly [UnixSeconds, UnixSeconds] } = { start: -1, ends: [0, 0] };
 
 /**
  * A budget's counters as both stores keep them: the start of the period they count, the tokens settled requests were
