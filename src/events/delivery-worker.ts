@@ -78,15 +78,17 @@ export class DeliveryWorker {
   }
 
   /**
-   * Writes every rare event from now on (none waits for the endpoints to be read), then runs a round every pollMs;
-   * endpoint changes refresh usage.settled's gate at once.
+   * Writes every event from now on until the endpoints are first read (none waits for that read), then runs a round
+   * every pollMs; endpoint changes refresh the gates at once.
    */
   start(): void {
-    this.applyWants([]);
-    const refresh = () => void this.refreshWants().catch(() => undefined);
-    this.unwatch = this.o.webhooks.watchEndpoints(refresh);
+    this.applyWants(undefined);
+    // An endpoint's change is answered only once this refresh has applied it (watchEndpoints).
+    this.unwatch = this.o.webhooks.watchEndpoints(async () => {
+      await this.refreshWants();
+    });
     // Its own timer, so a long round (a big hand-on, a sweep of many accounts) never stretches the gate's bound.
-    this.wantsTimer = setInterval(refresh, this.o.pollMs ?? 1_000);
+    this.wantsTimer = setInterval(() => void this.refreshWants().catch(() => undefined), this.o.pollMs ?? 1_000);
     this.wantsTimer.unref();
     const loop = () => {
       if (this.stopped) return;
@@ -121,7 +123,8 @@ export class DeliveryWorker {
    */
   private async round(): Promise<Promise<void>[]> {
     const endpoints = await this.refreshWants();
-    const sweep = Date.now() - this.lastSweep >= SWEEP_MS && this.sweeping === undefined;
+    // No endpoint, no package event written: the sweep waits for the first endpoint (and then runs at once).
+    const sweep = endpoints.length > 0 && Date.now() - this.lastSweep >= SWEEP_MS && this.sweeping === undefined;
     if (sweep) {
       this.lastSweep = Date.now();
       this.sweeping = this.sweepPackages()
@@ -160,7 +163,7 @@ export class DeliveryWorker {
     return endpoints;
   }
 
-  private applyWants(endpoints: readonly WebhookEndpoint[]): void {
+  private applyWants(endpoints: readonly WebhookEndpoint[] | undefined): void {
     const wants = wantsFor(endpoints, this.o.lowBalanceTokens);
     for (const w of this.writers) w.wantEvents(wants);
   }

@@ -9,12 +9,12 @@ import { DeliveryWorker } from '../../src/events/delivery-worker';
 import { generateKey } from '../../src/http/keys';
 import { createLogger } from '../../src/observability/logger';
 import type { Store } from '../../src/store/ports/store';
-import type { WebhookBackend } from '../../src/store/ports/webhook-store';
+import { ENDPOINT_CHANGE_WAIT_MS, type WebhookBackend } from '../../src/store/ports/webhook-store';
 import type { EventType } from '../../src/store/records/events';
 import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
 import { eventually } from '../helpers/eventually';
-import { newAccount, storeKinds, testRedisUrl } from '../helpers/stores';
+import { itOnRedis, newAccount, storeKinds, testRedisUrl } from '../helpers/stores';
 import { startEvents, type EventsUnderTest } from '../helpers/webhook-stores';
 
 const logger = createLogger('silent');
@@ -86,22 +86,50 @@ describe.each(storeKinds)('an endpoint starts receiving at once (%s store)', (ki
     const accountId = await newAccount(other.store);
     await endpoint(['key.created']);
     await pause(1);
-    const keys = [await createKey(other.store, accountId), await createKey(other.store, accountId), await createKey(other.store, accountId)];
+    const keys = [
+      await createKey(other.store, accountId),
+      await createKey(other.store, accountId),
+      await createKey(other.store, accountId),
+    ];
     await eventually(async () => expect(received('key.created').map((r) => r.event.data.key_id)).toEqual(keys));
   });
 
-  test('usage.settled reaches a new endpoint from a process that does not look at the endpoints again for a minute', async () => {
+  test('usage.settled of the first settlement after the endpoint was created, on a process that does not look at the endpoints again for a minute, is delivered', async () => {
     running(events.s.store, events.webhooks, 50);
     running(other.store, other.webhooks, 60_000);
     await pause(100);
     const accountId = await newAccount(other.store);
     await endpoint(['usage.settled']);
-    // Memory: at once. Redis: once the other process is told (pub/sub), well before its next look a minute away.
-    let n = 0;
-    await eventually(async () => {
-      await settle(other.store, accountId, `req_${++n}`);
-      expect(received('usage.settled').length).toBeGreaterThan(0);
-    }, 10_000);
-    if (kind === 'memory') expect(received('usage.settled')[0].event.id).toBe('req_1');
+    // The creation was answered once the other process had applied it (pub/sub, answered back).
+    await settle(other.store, accountId, 'req_1');
+    await eventually(async () => expect(received('usage.settled').map((r) => r.event.id)).toEqual(['req_1']), 10_000);
+  });
+
+  test("balance.low caused at once after the deployment's first endpoint, on the other process, is delivered", async () => {
+    running(events.s.store, events.webhooks, 50);
+    running(other.store, other.webhooks, 60_000);
+    await pause(100); // both have read the endpoints: none, so neither writes any event
+    const accountId = await newAccount(other.store);
+    await other.store.grantPackage(accountId, { tokens: 1, expiresAt: null });
+    await endpoint(['balance.low']);
+    await settle(other.store, accountId, 'req_low');
+    await eventually(async () => expect(received('balance.low').map((r) => r.event.data.account_id)).toEqual([accountId]), 10_000);
+  });
+
+  // One process in memory: nothing to wait for.
+  itOnRedis(kind)('a process that stopped answering does not hold the creation longer than the bound', async () => {
+    running(events.s.store, events.webhooks, 50);
+    // A watcher that is told but never applies: the creation is answered after ENDPOINT_CHANGE_WAIT_MS all the same.
+    const stop = other.webhooks.watchEndpoints(() => new Promise<void>(() => undefined));
+    try {
+      await pause(100);
+      const started = Date.now();
+      await endpoint(['key.created']);
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(ENDPOINT_CHANGE_WAIT_MS - 50);
+      expect(took).toBeLessThan(ENDPOINT_CHANGE_WAIT_MS + 2_000);
+    } finally {
+      await stop();
+    }
   });
 });

@@ -141,7 +141,18 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     ]);
   });
 
-  test('with no endpoint configured, usage.settled is never written; the rare events are, and the hand-on drops them', async () => {
+  test('with no endpoint configured, no event is written at all (webhooks off cost a request nothing)', async () => {
+    const w = worker();
+    await w.tick();
+    const accountId = await newAccount(s.store);
+    await s.store.grantPackage(accountId, { tokens: 10, expiresAt: null });
+    await s.store.settle(settlement(accountId, null, 20));
+    expect(await s.store.readEvents(accountId, 10)).toEqual([]);
+    if (s.redis) expect(await s.redis.smembers(`${s.prefix}evacc`)).toEqual([]);
+  });
+
+  test('once any endpoint exists the rare events are written whatever it wants, and the hand-on drops what none receives', async () => {
+    await endpoint(['key.created']);
     const w = worker();
     await w.tick();
     const accountId = await newAccount(s.store);
@@ -150,7 +161,6 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     expect((await s.store.readEvents(accountId, 10)).map((e) => e.type)).toEqual(['account.created', 'package.granted', 'balance.low']);
     await w.tick();
     expect(await s.store.readEvents(accountId, 10)).toEqual([]);
-    if (s.redis) expect(await s.redis.smembers(`${s.prefix}evacc`)).toEqual([]);
   });
 
   test('an endpoint answering 500 is retried, its failed attempts visible, and later events wait behind it in order', async () => {

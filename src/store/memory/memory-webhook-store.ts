@@ -20,13 +20,13 @@ interface EndpointState {
 export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
   private readonly endpoints = new Map<string, EndpointState>();
   private readonly deliveries = new Map<string, Delivery>();
-  private readonly watchers = new Set<() => void>();
+  private readonly watchers = new Set<() => Promise<void>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   async createEndpoint(endpoint: WebhookEndpoint): Promise<void> {
     this.endpoints.set(endpoint.id, { endpoint: { ...endpoint }, queue: [], history: new Set(), ended: [], seen: new Map() });
-    this.changed();
+    await this.changed();
   }
 
   async listEndpoints(): Promise<WebhookEndpoint[]> {
@@ -38,11 +38,11 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     if (!state) return false;
     for (const d of state.history) this.deliveries.delete(d);
     this.endpoints.delete(id);
-    this.changed();
+    await this.changed();
     return true;
   }
 
-  watchEndpoints(onChange: () => void): () => Promise<void> {
+  watchEndpoints(onChange: () => Promise<void>): () => Promise<void> {
     const watcher = () => onChange();
     this.watchers.add(watcher);
     return async () => {
@@ -50,8 +50,9 @@ export class MemoryWebhookStore implements WebhookStore, DeliveryQueues {
     };
   }
 
-  private changed(): void {
-    for (const w of this.watchers) w();
+  /** Every watcher applies the change before it is answered. */
+  private async changed(): Promise<void> {
+    await Promise.all([...this.watchers].map((w) => w().catch(() => undefined)));
   }
 
   async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {

@@ -53,10 +53,18 @@ export interface DeliveryQueues {
   unlease(endpointId: string, owner: string): Promise<void>;
   /**
    * Calls `onChange` after an endpoint is created or deleted: in this process once the change is written, in every
-   * other process sharing the store when told (Redis pub/sub, a few ms). Returns what stops watching.
+   * other process sharing the store when told (Redis pub/sub, a few ms). `createEndpoint` and `deleteEndpoint` resolve
+   * once every watcher's `onChange` has resolved (at most ENDPOINT_CHANGE_WAIT_MS on Redis), so what a process writes
+   * follows the change before the change is answered. Returns what stops watching.
    */
-  watchEndpoints(onChange: () => void): () => Promise<void>;
+  watchEndpoints(onChange: () => Promise<void>): () => Promise<void>;
 }
 
 /** Both sides, as each backend implements them over one key layout. */
 export type WebhookBackend = WebhookStore & DeliveryQueues;
+
+/**
+ * The longest an endpoint's creation or deletion waits for the watching processes to apply it (Redis): a process that
+ * is told but does not answer in time (stalled, or its Redis connection slow) applies it at its next re-read instead.
+ */
+export const ENDPOINT_CHANGE_WAIT_MS = 2_000;

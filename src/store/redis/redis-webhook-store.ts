@@ -2,7 +2,13 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { newId } from '../ids';
-import type { DeliveryQueues, NewDelivery, RecordedOutcome, WebhookStore } from '../ports/webhook-store';
+import {
+  ENDPOINT_CHANGE_WAIT_MS,
+  type DeliveryQueues,
+  type NewDelivery,
+  type RecordedOutcome,
+  type WebhookStore,
+} from '../ports/webhook-store';
 import {
   DELIVERY_HISTORY,
   type Delivery,
@@ -54,23 +60,66 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
     return deleted;
   }
 
-  /** Tells every watching process, this one included (a lost message is made up by the watchers' own refresh). */
+  /**
+   * Tells every watching process, this one included, and waits until each has applied the change (each answers on
+   * `applied` once its onChange resolved), at most ENDPOINT_CHANGE_WAIT_MS: an event caused after the change was
+   * answered is written by whichever process causes it. A process not subscribed at the moment (reconnecting) is not
+   * waited for: it refreshes when it subscribes again, and every second.
+   */
   private async changed(): Promise<void> {
-    await this.redis.publish(this.channel, '1').catch(() => 0);
+    const change = newId('we');
+    const sub = this.redis.duplicate();
+    sub.on('error', () => {});
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      let acks = 0;
+      let expected = Infinity;
+      let allApplied!: () => void;
+      const applied = new Promise<void>((resolve) => (allApplied = resolve));
+      sub.on('message', (_channel: string, message: string) => {
+        if (message === change && ++acks >= expected) allApplied();
+      });
+      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, ENDPOINT_CHANGE_WAIT_MS)));
+      const subscribed = async () => {
+        if (sub.status !== 'ready') await new Promise((resolve) => sub.once('ready', resolve));
+        await sub.subscribe(this.appliedChannel);
+        expected = Number(await this.redis.publish(this.channel, change));
+        if (acks >= expected) allApplied();
+        await applied;
+      };
+      await Promise.race([subscribed(), deadline]);
+    } catch {
+      // Redis unreachable: the watchers' own refresh (at reconnection, and every second) makes up for it.
+    } finally {
+      clearTimeout(timer);
+      sub.disconnect();
+    }
   }
 
   private get channel(): string {
     return `${this.base}changed`;
   }
 
-  watchEndpoints(onChange: () => void): () => Promise<void> {
+  private get appliedChannel(): string {
+    return `${this.base}applied`;
+  }
+
+  watchEndpoints(onChange: () => Promise<void>): () => Promise<void> {
     // A connection of its own: one that subscribes can send nothing else.
     const sub = this.redis.duplicate();
     sub.on('error', () => {}); // the store's own connection reports outages
-    sub.on('message', () => onChange());
+    // Applied, then answered on the store's own connection (a subscribed one can only listen).
+    sub.on('message', (_channel: string, change: string) => {
+      onChange()
+        .then(() => this.redis.publish(this.appliedChannel, change))
+        .catch(() => undefined);
+    });
     // Subscribed at each (re)connection, and told: a change may have been missed while away.
     sub.on('ready', () => {
-      sub.subscribe(this.channel).then(onChange, () => {});
+      sub.subscribe(this.channel).then(
+        () => onChange().catch(() => undefined),
+        () => {},
+      );
     });
     return async () => {
       sub.disconnect();
