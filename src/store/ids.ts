@@ -33,6 +33,27 @@ export function newId(kind: 'acc' | 'key' | 'pkg' | 'prod' | 'rc' | 'evt' | 'we'
   return `${kind}_${now.toString(36)}${seq.toString(36).padStart(3, '0')}${randomHex6()}`;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A lower-case UUID (the proxy's request ids) as its 16 bytes in base64url: 22 characters where the UUID takes 36, in
+ * every ledger record Redis keeps. "" for any other id, kept as it is.
+ */
+export function compactUuid(id: string): string {
+  return UUID.test(id) ? Buffer.from(id.replaceAll('-', ''), 'hex').toString('base64url') : '';
+}
+
+/** The UUID compactUuid made `compact` from. */
+export function uuidFromCompact(compact: string): string {
+  const hex = Buffer.from(compact, 'base64url').toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A ledger cursor's time, in ms since the epoch (a Redis stream id, "ms-seq", in both stores). */
+export function cursorMs(cursor: string): number {
+  return Number(cursor.slice(0, cursor.indexOf('-')));
+}
+
 /** Orders ledger cursors, which are Redis stream ids ("ms-seq") in both stores. */
 export function compareCursor(a: string, b: string): number {
   const [am, as] = a.split('-').map(Number);

@@ -1,5 +1,6 @@
 /** The ledger port (UsageLedger), one contract for both stores: filtered, and paged by cursor either way in time. */
-import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { randomUUID } from 'node:crypto';
+import { itOnRedis, makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import type { UsageQuery } from '../../src/store/records/metering';
 import { settlement } from './contract-fixtures';
 
@@ -24,6 +25,64 @@ describe.each(storeKinds)('%s store: usage ledger port', (kind) => {
       // Reading on from a cursor pages forward, so a reader never skips records.
       expect((await s.store.usage({ keyId: k.id, after: all[0].cursor, limit: 2 })).map((r) => r.requestId)).toEqual(['r1', 'r2']);
       expect((await s.store.usage({ keyId: k.id, model: 'acme/a', limit: 1 })).map((r) => r.requestId)).toEqual(['r4']);
+    });
+
+    it('reads back every request id as given and each record at the time it was settled', async () => {
+      const k = await keyWithTokens(s.store, 10_000);
+      const uuid = randomUUID();
+      const before = Math.floor(Date.now() / 1000);
+      for (const id of [uuid, 'not-a-uuid', uuid.toUpperCase().slice(0, 35) + 'Z']) await s.store.settle(settlement(k, id, 20));
+      const after = Math.ceil(Date.now() / 1000);
+      const records = await s.store.usage({ keyId: k.id, limit: 10 });
+      expect(records.map((r) => r.requestId)).toEqual([uuid, 'not-a-uuid', uuid.toUpperCase().slice(0, 35) + 'Z']);
+      for (const r of records) {
+        expect(r.created).toBeGreaterThanOrEqual(before);
+        expect(r.created).toBeLessThanOrEqual(after);
+      }
+    });
+
+    // Redis keeps a ledger record per request, possibly forever: every byte counts (the ledger at scale, issue 29).
+    itOnRedis(kind)('keeps a UUID request id in 22 characters and no created field, and reads records of the layout before', async () => {
+      const k = await keyWithTokens(s.store, 10_000);
+      const uuid = randomUUID();
+      await s.store.settle(settlement(k, uuid, 20));
+      const stream = `${s.prefix}{${k.accountId}}:u`;
+      const [[cursor, flat]] = await s.redis!.xrange(stream, '-', '+');
+      const fields = new Map<string, string>();
+      for (let i = 0; i < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
+      expect(fields.get('rid')).toHaveLength(22);
+      expect(fields.has('request_id')).toBe(false);
+      expect(fields.has('created')).toBe(false);
+      // A record as the layout before wrote it: request_id as given, its own created.
+      await s.redis!.xadd(
+        stream,
+        '*',
+        'request_id',
+        'old-1',
+        'key_id',
+        k.id,
+        'model',
+        'acme/a',
+        'prompt_tokens',
+        '1',
+        'completion_tokens',
+        '2',
+        'charged_tokens',
+        '3',
+        'estimated',
+        '0',
+        'stream',
+        '0',
+        'status',
+        '200',
+        'created',
+        '1700000000',
+        'endpoint',
+        'chat',
+      );
+      const [now, old] = await s.store.usage({ keyId: k.id, limit: 10 });
+      expect(now).toMatchObject({ requestId: uuid, created: Math.floor(Number(cursor.split('-')[0]) / 1000) });
+      expect(old).toMatchObject({ requestId: 'old-1', created: 1700000000, chargedTokens: 3 });
     });
 
     it('keeps the hosted tool line on a record only when it has calls, as both stores write it', async () => {

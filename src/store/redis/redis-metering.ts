@@ -8,7 +8,7 @@ import { monthEnds, periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { defineScripts } from './define-scripts';
-import { newId } from '../ids';
+import { compactUuid, newId } from '../ids';
 import { usageSettledData } from '../records/events';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { RedisOutbox } from './redis-outbox';
@@ -112,6 +112,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       s.reasoningTokens ?? 0,
       s.toolCalls ?? 0,
       s.toolTokens ?? 0,
+      compactUuid(s.requestId),
     ];
     // Without events (beside a host's serving store), the plain SETTLE.
     const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);

@@ -1,6 +1,7 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
 import { budgetStatus, decodeBudget, periodEnd, type BudgetPeriod, type BudgetStatus } from '../../limits/budget';
 import { decodeLimits, type LevelUse } from '../../limits/limits';
+import { cursorMs, uuidFromCompact } from '../ids';
 import { parseLevelUse, parseRefusal } from './limit-replies';
 import type { AccountRecord, AccountState } from '../records/account';
 import type { KeyRecord, KeyState } from '../records/key';
@@ -146,7 +147,8 @@ export function liveTokens(packages: TokenPackage[], now: number): number {
 export function parseUsageEntry(accountId: string, cursor: string, flat: string[]): UsageRecord {
   const f = pairs(flat);
   return {
-    requestId: f.request_id,
+    // A UUID request id is kept as its bytes in base64url (`rid`) since 27 Nov 2026.
+    requestId: f.rid === undefined ? f.request_id : uuidFromCompact(f.rid),
     accountId,
     keyId: f.key_id === undefined ? accountId : f.key_id === '' ? null : f.key_id,
     model: f.model,
@@ -161,7 +163,8 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
     estimated: f.estimated === '1',
     stream: f.stream === '1',
     status: Number(f.status),
-    created: Number(f.created),
+    // The entry's own id is its time (ms): records since 27 Nov 2026 keep no `created` field (11 bytes each).
+    created: f.created === undefined ? Math.floor(cursorMs(cursor) / 1000) : Number(f.created),
     cursor,
   };
 }

@@ -20,7 +20,9 @@
  *   {A}:s:R  STRING settled marker of request R, the layout before hour buckets: still honoured until it expires
  *   {A}:sh:<hour>, {A}:d:<day>  the settled markers per hour, the daily rollups (ledger-scripts.ts)
  *   {A}:u    STREAM the usage ledger (key_id "" for a request without a key; absent in records from before accounts;
- *                  cached_tokens and reasoning_tokens only when not 0, tool_calls and tool_tokens likewise)
+ *                  cached_tokens and reasoning_tokens only when not 0, tool_calls and tool_tokens likewise; since
+ *                  27 Nov 2026 no `created` (the entry id's time is the record's) and a UUID request id as `rid`, its
+ *                  16 bytes in base64url)
  *   {A}:t    HASH  the account's usage totals (cached_tokens and reasoning_tokens, as in the ledger, once not 0)
  *   {A}:lw {A}:lt {A}:lc, {A}:lw:K {A}:lt:K {A}:lc:K  the account's and key K's rate-limit windows (limit-scripts.ts);
  *                  their limits are the `rl` field of {A}:a and {A}:k:K ("rpm:tpm:max_concurrent"; "" or absent: none)

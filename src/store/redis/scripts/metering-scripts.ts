@@ -167,7 +167,8 @@ return 1
  * day ({A}:d:<day>: per model and per key, see ROLLUP), so daily totals never read the ledger.
  * KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
  * key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
- * and the totals take these two only when not 0). Reply: {'ok', stream id, the account's balance after the charge
+ * and the totals take these two only when not 0), tool calls, tool tokens, the request id in base64url when it is a
+ * UUID ("" otherwise: the ledger keeps it as `rid`, 22 characters, else as `request_id`). Reply: {'ok', stream id, the account's balance after the charge
  * (live packages less debt and open reservations)} | {'duplicate'}.
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}${SETTLED_MARKS}${ROLLUP}
@@ -215,8 +216,10 @@ if left > 0 then
 else
   unspent = live_balance(KEYS[3])
 end
-local entry = {'request_id', ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
-  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'created', now_s, 'endpoint', ARGV[15]}
+-- ARGV[20]: a UUID request id's 16 bytes in base64url (22 characters, not 36), kept as rid; "" for any other id.
+local rid = ARGV[20]
+local entry = {(rid and rid ~= '') and 'rid' or 'request_id', (rid and rid ~= '') and rid or ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
+  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'endpoint', ARGV[15]}
 local cached, reasoning = ARGV[16], ARGV[17]
 if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
 if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
