@@ -108,6 +108,7 @@ export async function responsesIdRefusal(
   const accounts = await owners.accounts(named.map((n) => n.id));
   for (let k = 0; k < named.length; k++) {
     const owner = accounts[k];
+    // Never recorded passes unless it must be the caller's; another's, or unknown (null), is refused.
     if (owner === accountId || (owner === undefined && !named[k].strict)) continue;
     return notFound('item', named[k].id, named[k].param);
   }
