@@ -1,8 +1,8 @@
 /**
  * The proxy over the archive's owners (real PostgreSQL, the test redis-server): a stored response whose owner has
  * left Redis for PostgreSQL is still its account's (previous_response_id, item_reference, GET /v1/responses/{id}) and
- * never another's (404, nothing forwarded); while PostgreSQL is down it is refused to everyone (fail closed), and
- * served again when PostgreSQL is back.
+ * never another's (404, nothing forwarded); while PostgreSQL is down a reference to it is refused to everyone (fail
+ * closed) while a replayed conversation still passes, and it is served again when PostgreSQL is back.
  */
 import request from 'supertest';
 import { archivedOwners } from '../../src/ledger-archive/archived-owners';
@@ -57,6 +57,14 @@ describe('stored responses whose owners are in PostgreSQL', () => {
       .send({ model: MODEL, input: 'Hi', ...over });
   const get = (secret: string, id: string) => request(proxy.url).get(`/v1/responses/${id}`).set('authorization', `Bearer ${secret}`);
 
+  /** An earlier answer's message, sent back whole with its id (as a client without `store` replays its conversation). */
+  const replayed = (itemId: string) => ({
+    type: 'message',
+    id: itemId,
+    role: 'assistant',
+    content: [{ type: 'output_text', text: 'Earlier answer.' }],
+  });
+
   it('is the account’s alone once only PostgreSQL knows it, and refused to everyone while PostgreSQL is down', async () => {
     const alice = await keyWithTokens(s.store, 100_000);
     const mallory = await keyWithTokens(s.store, 100_000);
@@ -76,6 +84,8 @@ describe('stored responses whose owners are in PostgreSQL', () => {
     expect((await post(mallory.secret, { previous_response_id: id })).status).toBe(404);
     expect((await post(mallory.secret, { input: [{ type: 'item_reference', id: item }] })).status).toBe(404);
     expect((await get(mallory.secret, id)).status).toBe(404);
+    // An item carried whole, with alice's id on it: PostgreSQL answers whose it is.
+    expect((await post(mallory.secret, { input: [replayed(item)] })).status).toBe(404);
     expect(upstream.calls.length).toBe(asks);
 
     expect((await post(alice.secret, { previous_response_id: id })).status).toBe(200);
@@ -88,6 +98,8 @@ describe('stored responses whose owners are in PostgreSQL', () => {
       expect((await post(alice.secret, { previous_response_id: id })).status).toBe(404);
       expect((await post(alice.secret, { input: [{ type: 'item_reference', id: item }] })).status).toBe(404);
       expect(failures).toBe(before + 2);
+      // A stateless conversation replaying its own items (ids never recorded) is not refused for the outage.
+      expect((await post(alice.secret, { input: [replayed('msg_never_stored'), { role: 'user', content: 'And?' }] })).status).toBe(200);
     } finally {
       await pg.start();
     }
