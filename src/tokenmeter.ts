@@ -72,7 +72,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
   const remote = parts.store ? parts.store.kind !== 'memory' : parts.redis !== undefined || config.redisUrl !== undefined;
   const journal = remote ? openJournal(config.journalFile) : undefined;
   const opened = openStore(config, parts, logger);
-  const ledger = openLedgerArchive(config, opened.stores.ships, logger, metrics);
+  const ledger = openLedgerArchive(config, opened.stores, logger, metrics);
   const store = ledger.wrap(instrumentStore(opened.stores.store, metrics));
   // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
   const modelLimits = isWholeStore(store)
@@ -96,7 +96,7 @@ export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Pr
     store,
     sessions: opened.stores.sessions,
     commerce: opened.stores.commerce,
-    responses: opened.stores.responses,
+    responses: ledger.owners(opened.stores.responses),
     webhookStore: opened.stores.webhooks,
     catalog: catalogs.current,
     meter,

@@ -151,7 +151,7 @@ export const OPTIONS = {
    * and trimmed from Redis behind them. Unset: Redis keeps the ledger.
    */
   ledgerDatabaseUrl: meter('LEDGER_DATABASE_URL', text(undefined, z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres://'))),
-  /** With the archive: hours of shipped records Redis keeps besides the unshipped ones (0: only the unshipped). */
+  /** With the archive: hours of shipped records (and response owners, past their day) Redis keeps besides the unshipped ones (0: only the unshipped). */
   ledgerHotHours: meter('LEDGER_HOT_HOURS', count(48)),
   /** With the archive: months of records PostgreSQL keeps (whole months dropped). Unset: all. */
   ledgerRetentionMonths: meter('LEDGER_RETENTION_MONTHS', whole()),

@@ -1,7 +1,8 @@
 /**
  * The archive's PostgreSQL schema, created and migrated at start: numbered steps applied in order under an advisory
  * lock (so processes starting together apply each once), the version kept in tokenmeter_ledger_schema. Records live
- * in usage_records, partitioned by month of `created`, so retention drops whole partitions, never DELETEs.
+ * in usage_records, partitioned by month of `created`, and stored responses' owners in response_owners, by month of
+ * their day: retention drops whole partitions, never DELETEs.
  */
 import type { Pool, PoolClient } from 'pg';
 
@@ -29,7 +30,20 @@ const STEPS: string[] = [
      PRIMARY KEY (account_id, request_id, created)
    ) PARTITION BY RANGE (created);
    CREATE INDEX usage_records_cursor ON usage_records (account_id, cursor_ms, cursor_seq);`,
+  // 2: stored responses' owners (owners-archive.ts), one row per id and UTC day recorded (`day`: its start, unix
+  // seconds); `model` null for an item's id. An id recorded again on another day is a row more: the newest day wins.
+  `CREATE TABLE response_owners (
+     id text NOT NULL,
+     day bigint NOT NULL,
+     account_id text NOT NULL,
+     model text,
+     tokens bigint,
+     PRIMARY KEY (id, day)
+   ) PARTITION BY RANGE (day);`,
 ];
+
+/** The partitioned tables: each partition is `<table>_YYYYMM`. */
+export type ArchiveTable = 'usage_records' | 'response_owners';
 
 const LOCK = 7_291_029; // the advisory lock's id: any constant of our own
 
@@ -67,22 +81,22 @@ async function step(client: PoolClient, sql: string, version: number): Promise<v
 }
 
 /** The month partition's name and bounds (unix seconds) holding `created`. */
-export function monthOf(created: number): { name: string; from: number; to: number } {
+export function monthOf(created: number, table: ArchiveTable = 'usage_records'): { name: string; from: number; to: number } {
   const d = new Date(created * 1000);
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth();
   return {
-    name: `usage_records_${y}${String(m + 1).padStart(2, '0')}`,
+    name: `${table}_${y}${String(m + 1).padStart(2, '0')}`,
     from: Date.UTC(y, m, 1) / 1000,
     to: Date.UTC(y, m + 1, 1) / 1000,
   };
 }
 
 /** Creates the month's partition when missing (names and bounds are ours, never input). */
-export async function ensurePartition(pool: Pool, created: number): Promise<void> {
-  const p = monthOf(created);
+export async function ensurePartition(pool: Pool, created: number, table: ArchiveTable = 'usage_records'): Promise<void> {
+  const p = monthOf(created, table);
   await pool
-    .query(`CREATE TABLE IF NOT EXISTS ${p.name} PARTITION OF usage_records FOR VALUES FROM (${p.from}) TO (${p.to})`)
+    .query(`CREATE TABLE IF NOT EXISTS ${p.name} PARTITION OF ${table} FOR VALUES FROM (${p.from}) TO (${p.to})`)
     .catch((err: { code?: string }) => {
       // Two processes creating the same partition at once: the loser's error is the winner's table.
       if (err.code !== '42P07' && err.code !== '23505') throw err;
@@ -90,20 +104,21 @@ export async function ensurePartition(pool: Pool, created: number): Promise<void
 }
 
 /** The partitions, oldest first, with their rows' estimated count. */
-export async function partitions(pool: Pool): Promise<{ name: string; rows: number }[]> {
+export async function partitions(pool: Pool, table: ArchiveTable = 'usage_records'): Promise<{ name: string; rows: number }[]> {
   const { rows } = await pool.query<{ name: string; rows: string }>(
     `SELECT c.relname AS name, c.reltuples::bigint AS rows FROM pg_inherits i
        JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-      WHERE p.relname = 'usage_records' ORDER BY c.relname`,
+      WHERE p.relname = $1 ORDER BY c.relname`,
+    [table],
   );
   return rows.map((r) => ({ name: r.name, rows: Math.max(0, Number(r.rows)) }));
 }
 
 /** Drops the partitions of months wholly before `keepFrom`'s month (retention); their names. */
-export async function dropPartitionsBefore(pool: Pool, keepFrom: number): Promise<string[]> {
-  const keep = monthOf(keepFrom).name;
+export async function dropPartitionsBefore(pool: Pool, keepFrom: number, table: ArchiveTable = 'usage_records'): Promise<string[]> {
+  const keep = monthOf(keepFrom, table).name;
   const dropped: string[] = [];
-  for (const p of await partitions(pool)) {
+  for (const p of await partitions(pool, table)) {
     if (p.name >= keep) continue;
     await pool.query(`DROP TABLE IF EXISTS ${p.name}`);
     dropped.push(p.name);

@@ -63,7 +63,8 @@ interface Row {
 
 export class PgLedgerArchive implements LedgerArchive {
   private readonly months = new Set<string>();
-  private readonly pool: Pool;
+  /** Shared with the owners' archive (owners-archive.ts): one pool per process. */
+  readonly pool: Pool;
   private migrated: Promise<number> | undefined;
 
   /** Connects lazily: PostgreSQL down at start delays shipping, never the requests. */

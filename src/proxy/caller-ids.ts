@@ -108,7 +108,10 @@ export async function responsesIdRefusal(
   const accounts = await owners.accounts(named.map((n) => n.id));
   for (let k = 0; k < named.length; k++) {
     const owner = accounts[k];
-    if (owner === accountId || (owner === undefined && !named[k].strict)) continue;
+    // Never recorded passes unless it must be the caller's; another's is refused. Unknown (null: the archive did not
+    // answer) is refused where the id must be the caller's (a reference), and passes on an item the request carries
+    // whole (its content is the request's own): PostgreSQL down never refuses a stateless conversation's replay.
+    if (owner === accountId || (owner == null && !named[k].strict)) continue;
     return notFound('item', named[k].id, named[k].param);
   }
   return { previous };

@@ -20,8 +20,13 @@ import type { ResponseOwners } from './ports/response-owners';
 import type { EventOutbox } from './ports/event-outbox';
 import type { ShipSource } from './ports/ship-source';
 import { RedisShipSource } from './redis/redis-ship-source';
+import type { OwnerShipSource } from './ports/owner-ship-source';
+import { RedisOwnerShipSource } from './redis/redis-owner-ship-source';
 
-type StoreConfig = Pick<MeterConfig, 'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'>;
+type StoreConfig = Pick<
+  MeterConfig,
+  'redisUrl' | 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds' | 'ledgerDatabaseUrl' | 'ledgerHotHours'
+>;
 
 /** The metering store, and the console's session and commerce stores on the same connection. */
 export interface Stores {
@@ -39,6 +44,8 @@ export interface Stores {
   delivery: DeliveryStores;
   /** The ledger shipper's view of the Redis ledger (ledger-archive/); none in memory. */
   ships?: ShipSource;
+  /** The owners shipper's view of the Redis response owners (ledger-archive/); none in memory. */
+  ownerShips?: OwnerShipSource;
 }
 
 export interface DeliveryStores {
@@ -89,9 +96,14 @@ export function createStores(config: StoreConfig, logger: Logger, given: GivenSt
     store,
     sessions: given.sessions ?? new RedisSessionStore(client, { prefix }),
     commerce: given.commerce ?? new RedisCommerceStore(client, { prefix }),
-    responses: new RedisResponseOwners(client, { prefix }),
+    // With the archive, day buckets: shipped to PostgreSQL and gone from Redis after the hot window.
+    responses: new RedisResponseOwners(client, {
+      prefix,
+      archived: config.ledgerDatabaseUrl !== undefined ? { hotMs: config.ledgerHotHours * 3_600_000 } : undefined,
+    }),
     webhooks: new RedisWebhookStore(client, { prefix }),
     ships: new RedisShipSource(client, prefix),
+    ownerShips: new RedisOwnerShipSource(client, prefix),
     delivery,
     // The host's own client stays open; the delivery's duplicate of it is ours.
     close: async () => {

@@ -34,7 +34,7 @@ describe('the ledger shipper', () => {
     s = await makeStore('redis');
     db = new Client({ connectionString: pg.url });
     await db.connect();
-    await db.query('DROP TABLE IF EXISTS usage_records, tokenmeter_ledger_schema CASCADE');
+    await db.query('DROP TABLE IF EXISTS usage_records, response_owners, tokenmeter_ledger_schema CASCADE');
     await db.end();
     archive = await PgLedgerArchive.open(pg.url);
   });

@@ -21,13 +21,18 @@ export interface StoredAnswer extends ResponseOwner {
 
 /** How long an owner is kept at least: as long as OpenAI keeps a stored response (30 days). */
 export const RESPONSE_OWNER_SECONDS = 30 * 24 * 3600;
+/** The same in days: with the archive, owners are read from the day buckets (and rows) of the last 30 days and today. */
+export const RESPONSE_OWNER_DAYS = RESPONSE_OWNER_SECONDS / 86_400;
 
 export interface ResponseOwners {
   record(answer: StoredAnswer): Promise<void>;
   /** Undefined when no response of that id was stored through this proxy (or it was deleted, or it expired). */
   get(responseId: string): Promise<ResponseOwner | undefined>;
-  /** The account each id (a response's or an item's) was recorded for, in order; undefined for one never recorded. */
-  accounts(ids: readonly string[]): Promise<(string | undefined)[]>;
+  /**
+   * The account each id (a response's or an item's) was recorded for, in order; undefined for one never recorded;
+   * null for one whose owner could not be told (an archive that did not answer): the caller refuses it.
+   */
+  accounts(ids: readonly string[]): Promise<(string | undefined | null)[]>;
   /** Forgets a deleted response (its items stay the account's: they are no one else's either way). */
   forget(responseId: string): Promise<void>;
 }

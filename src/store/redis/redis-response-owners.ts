@@ -1,17 +1,30 @@
 /**
- * The response and item owners in Redis, compactly: no key per answer, but one hash per shard of ids and per 10-day
- * bucket, `<prefix>own:<shard>:<bucket>`, id -> owner, expiring as a whole 30 days after its bucket ends. So an id is
- * kept 30 to 40 days, and a lookup reads the 4 buckets that can hold it. A response's owner is JSON
- * `{a: account, m: model, t: tokens}`, an item's the account id alone. Plain commands: nothing here checks and changes.
+ * The response and item owners in Redis, compactly: no key per answer, but one hash per shard of ids and per bucket,
+ * id -> owner, each hash expiring as a whole 30 days after its bucket ends. Without the archive a bucket is 10 days,
+ * `<prefix>own:<shard>:<bucket>`: an id is kept 30 to 40 days and a lookup reads the 4 buckets that can hold it. With
+ * the archive a bucket is a UTC day, `<prefix>own:<shard>:d<day>`: the owners shipper (ledger-archive/) copies each
+ * past day into PostgreSQL, then shortens its hashes' life to the hot window, and a lookup reads only the days not
+ * shipped yet or still hot (the shipped day, `{own}:sc`, is read at most every 10 s: it only moves forward, so an old
+ * value means more days read, never fewer). A response's owner is JSON `{a: account, m: model, t: tokens}`, an item's
+ * the account id alone. Plain commands: nothing here checks and changes.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { RESPONSE_OWNER_SECONDS, type ResponseOwner, type ResponseOwners, type StoredAnswer } from '../ports/response-owners';
+import {
+  RESPONSE_OWNER_DAYS,
+  RESPONSE_OWNER_SECONDS,
+  type ResponseOwner,
+  type ResponseOwners,
+  type StoredAnswer,
+} from '../ports/response-owners';
+import type { OwnerRow } from '../ports/owner-ship-source';
 
-const BUCKET_SECONDS = 10 * 24 * 3600;
-/** The buckets an id recorded within RESPONSE_OWNER_SECONDS can be in: the current one and those before it. */
-const BUCKETS = Math.ceil(RESPONSE_OWNER_SECONDS / BUCKET_SECONDS) + 1;
+export const DAY_MS = 24 * 3600 * 1000;
+const BUCKET_MS = 10 * DAY_MS;
+/** The 10-day buckets an id recorded within RESPONSE_OWNER_SECONDS can be in: the current one and those before it. */
+const BUCKETS = Math.ceil((RESPONSE_OWNER_SECONDS * 1000) / BUCKET_MS) + 1;
 /** Hashes per bucket: a bucket's ids spread over cluster nodes rather than one key holding them all. */
-const SHARDS = 16;
+export const SHARDS = 16;
+const SHIPPED_READ_MS = 10_000;
 
 /** FNV-1a of the id, to its shard. */
 function shardOf(id: string): number {
@@ -20,40 +33,65 @@ function shardOf(id: string): number {
   return (h >>> 0) % SHARDS;
 }
 
+/** A day bucket's hash of one shard. */
+export const dayKey = (prefix: string, shard: number, day: number): string => `${prefix}own:${shard}:d${day}`;
+/** The owners shipper's lease and shipped day (one slot: its scripts touch both). */
+export const shipKeys = (prefix: string) => ({ lease: `${prefix}{own}:sl`, shipped: `${prefix}{own}:sc` });
+
 type Stored = { a: string; m: string; t: number | null };
+
+/** A hash field as the shipper ships it: a response's JSON, or an item's account id. */
+export function ownerRow(id: string, day: number, value: string): OwnerRow {
+  if (!value.startsWith('{')) return { id, day, accountId: value, model: null, tokens: null };
+  const v = JSON.parse(value) as Stored;
+  return { id, day, accountId: v.a, model: v.m, tokens: v.t };
+}
+
+export interface RedisResponseOwnersOptions {
+  /** Default `tm:`. */
+  prefix?: string;
+  now?: () => number;
+  /** With the archive: day buckets, kept in Redis `hotMs` past their day once shipped. Unset: 10-day buckets. */
+  archived?: { hotMs: number };
+}
 
 export class RedisResponseOwners implements ResponseOwners {
   private readonly prefix: string;
   private readonly now: () => number;
+  private readonly archived: { hotMs: number } | undefined;
+  private shipped: { day: Promise<number>; at: number } | undefined;
 
   constructor(
     private readonly redis: Redis | Cluster,
-    options: { prefix?: string; now?: () => number } = {},
+    options: RedisResponseOwnersOptions = {},
   ) {
     this.prefix = options.prefix ?? 'tm:';
     this.now = options.now ?? Date.now;
+    this.archived = options.archived;
   }
 
   async record(answer: StoredAnswer): Promise<void> {
-    const bucket = this.bucket();
-    const expireAt = (bucket + 1) * BUCKET_SECONDS + RESPONSE_OWNER_SECONDS;
+    const size = this.archived ? DAY_MS : BUCKET_MS;
+    const bucket = Math.floor(this.now() / size);
+    // Long enough that nothing unshipped is ever dropped; the shipper shortens it once PostgreSQL has the day.
+    const expireAt = ((bucket + 1) * size) / 1000 + RESPONSE_OWNER_SECONDS;
+    const key = (id: string) => (this.archived ? dayKey(this.prefix, shardOf(id), bucket) : this.key(id, bucket));
     const fields = new Map<string, string[]>();
     const add = (id: string, value: string) => {
-      const key = this.key(id, bucket);
-      const list = fields.get(key) ?? [];
+      const list = fields.get(key(id)) ?? [];
       list.push(id, value);
-      fields.set(key, list);
+      fields.set(key(id), list);
     };
     const stored: Stored = { a: answer.accountId, m: answer.model, t: answer.tokens ?? null };
     add(answer.responseId, JSON.stringify(stored));
     for (const id of answer.itemIds) add(id, answer.accountId);
     // One MULTI per hash (one slot each): a hash never lives on without its expiry.
     await Promise.all(
-      [...fields].map(([key, list]) =>
+      [...fields].map(([k, list]) =>
         this.redis
           .multi()
-          .hset(key, ...list)
-          .expireat(key, expireAt)
+          .hset(k, ...list)
+          .expireat(k, expireAt)
           .exec(),
       ),
     );
@@ -72,22 +110,52 @@ export class RedisResponseOwners implements ResponseOwners {
   }
 
   async forget(responseId: string): Promise<void> {
-    const bucket = this.bucket();
-    await Promise.all([
-      ...Array.from({ length: BUCKETS }, (_, i) => this.redis.hdel(this.key(responseId, bucket - i), responseId)),
-      this.redis.del(this.legacyKey(responseId)),
-    ]);
+    const keys = this.keys(responseId, this.today() - RESPONSE_OWNER_DAYS);
+    await Promise.all([...keys.map((k) => this.redis.hdel(k, responseId)), this.redis.del(this.legacyKey(responseId))]);
   }
 
   /** The id's owner in the newest bucket that has it, or null. */
   private async lookup(id: string): Promise<string | null> {
-    const bucket = this.bucket();
-    const values = await Promise.all(Array.from({ length: BUCKETS }, (_, i) => this.redis.hget(this.key(id, bucket - i), id)));
+    const keys = this.keys(id, this.archived ? await this.firstDay(this.archived.hotMs) : 0);
+    const values = await Promise.all(keys.map((k) => this.redis.hget(k, id)));
     return values.find((v) => v !== null) ?? null;
   }
 
-  private bucket(): number {
-    return Math.floor(this.now() / 1000 / BUCKET_SECONDS);
+  /**
+   * The hashes that can hold the id, newest first: with the archive, its days from `fromDay` on, then the 10-day
+   * buckets written before the archive was on (until they expire).
+   */
+  private keys(id: string, fromDay: number): string[] {
+    const shard = shardOf(id);
+    const keys: string[] = [];
+    if (this.archived) for (let day = this.today(); day >= fromDay; day--) keys.push(dayKey(this.prefix, shard, day));
+    const bucket = Math.floor(this.now() / BUCKET_MS);
+    for (let i = 0; i < BUCKETS; i++) keys.push(this.key(id, bucket - i));
+    return keys;
+  }
+
+  /** The oldest day a lookup reads in Redis: the first not shipped, or the first still hot, whichever is older. */
+  private async firstDay(hotMs: number): Promise<number> {
+    const hot = Math.floor((this.now() - hotMs) / DAY_MS);
+    return Math.max(this.today() - RESPONSE_OWNER_DAYS, Math.min((await this.shippedDay()) + 1, hot));
+  }
+
+  /** The shipped day (-Infinity: none), read again at most every SHIPPED_READ_MS. */
+  private shippedDay(): Promise<number> {
+    const now = this.now();
+    if (!this.shipped || now - this.shipped.at > SHIPPED_READ_MS) {
+      const day = this.redis.get(shipKeys(this.prefix).shipped).then((v) => (v === null ? -Infinity : Number(v)));
+      // A failed read is not kept: the next lookup reads again.
+      day.catch(() => {
+        if (this.shipped?.day === day) this.shipped = undefined;
+      });
+      this.shipped = { day, at: now };
+    }
+    return this.shipped.day;
+  }
+
+  private today(): number {
+    return Math.floor(this.now() / DAY_MS);
   }
 
   private key(id: string, bucket: number): string {

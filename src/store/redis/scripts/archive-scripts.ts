@@ -1,5 +1,6 @@
 /**
- * The ledger archive's Redis side: which records of an account's ledger PostgreSQL holds, and who ships them.
+ * The ledger archive's Redis side: which records of an account's ledger PostgreSQL holds, and who ships them (and
+ * below, the same for stored responses' owners).
  *
  * Layout (prefix omitted), for account A:
  *   {A}:sc  HASH   c: the shipped cursor (the last ledger record PostgreSQL has committed; absent: none),
@@ -52,5 +53,32 @@ if ARGV[4] ~= '' and (cms > 0 or cseq > 0) then
   if keep <= cms then minid = string.format('%d-0', keep) end
   redis.call('XTRIM', KEYS[3], 'MINID', minid)
 end
+return 1
+`;
+
+/*
+ * Stored responses' owners (redis-response-owners.ts), with the archive: `{own}:sl` the owners shipper's lease (LEASE
+ * and RELEASE above), `{own}:sc` the newest day shipped with every day before it.
+ */
+
+/**
+ * SHORTEN: a shipped day's shard hash expires at ARGV expire ms, only if it holds exactly ARGV n ids (those
+ * PostgreSQL committed): an id written since is never dropped unshipped. KEYS: the hash. Reply: 1 done, 0 changed.
+ */
+export const SHORTEN = `
+if redis.call('HLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1
+`;
+
+/**
+ * ADVANCE_DAY: only while the caller holds the lease, moves the shipped day forward to ARGV day (never back).
+ * KEYS: sl sc. ARGV: owner, day. Reply: 1 done, 0 lease lost.
+ */
+export const ADVANCE_DAY = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local day = tonumber(ARGV[2])
+local shipped = tonumber(redis.call('GET', KEYS[2]) or '')
+if shipped == nil or day > shipped then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1
 `;

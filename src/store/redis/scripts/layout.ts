@@ -29,7 +29,8 @@
  * Outside any account's slot, read by plain commands: h:<hash> ("K A", or "K" before accounts, where A = K),
  * ka (HASH key id -> account id), accounts (ZSET of account ids, all scored 0, read in lexical = creation order),
  * email:<email> (account id), schema (the layout version, "2" once the keys of before accounts are migrated),
- * own:<shard>:<bucket> (HASH: the owners of stored Responses API responses and their items, redis-response-owners.ts),
+ * own:<shard>:<bucket> (HASH: the owners of stored Responses API responses and their items, redis-response-owners.ts;
+ * with the ledger archive own:<shard>:d<day>, and {own}:sl {own}:sc, the owners shipper's, archive-scripts.ts),
  * resp:<response id> (before own:, one owner per key: read until these expire).
  */
 
