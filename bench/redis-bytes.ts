@@ -65,7 +65,15 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`${N} requests: ${((after - before) / N).toFixed(1)} bytes per request (used_memory)\n`);
     // SETTLE's CPU in Redis: the script's time per call (INFO commandstats), the shipper's calls apart.
-    const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
+    const commandstats = await redis.info('commandstats');
+    // Round trips: every command Redis ran for the settlements (INFO, MEMORY and KEYS of this reading left out).
+    const commands = [...commandstats.matchAll(/cmdstat_(\w+):calls=(\d+)/g)].filter(
+      ([, name]) => !['info', 'config', 'memory', 'keys'].includes(name),
+    );
+    process.stdout.write(
+      `commands per settlement: ${commands.map(([, name, calls]) => `${name} ${(Number(calls) / N).toFixed(2)}`).join(', ')}\n`,
+    );
+    const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(commandstats);
     if (stats)
       process.stdout.write(
         `SETTLE in Redis: ${(Number(stats[2]) / Number(stats[1])).toFixed(1)} µs per call (EVALSHA, ${stats[1]} calls)\n`,
