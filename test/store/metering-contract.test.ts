@@ -331,4 +331,16 @@ describe('redis store: settled markers', () => {
     await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 26}`, 'r-older', '');
     expect(await s.store.settle(settlement(k, 'r-older', 20))).toMatchObject({ kind: 'settled' });
   });
+
+  it('reads no marker for a settlement whose request still holds its reservation: it was never settled', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    const hour = Math.floor(Date.now() / 3_600_000);
+    // A marker no SETTLE could have left (its reservation is still held): read, it would refuse the settlement.
+    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 5}`, 'r-held', '');
+    await s.store.reserve(reserveReq(k, 'r-held'));
+    expect(await s.store.settle(settlement(k, 'r-held', 20))).toMatchObject({ kind: 'settled' });
+    // Once settled (the reservation dropped in the same step), a retry reads the markers and is refused.
+    expect(await s.store.settle(settlement(k, 'r-held', 20))).toEqual({ kind: 'duplicate' });
+    expect((await s.store.getKey(k.id))!).toMatchObject({ balance: 980, reserved: 0 });
+  });
 });

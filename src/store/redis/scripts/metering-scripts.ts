@@ -173,7 +173,12 @@ return 1
  */
 export const SETTLE = `${NOW_AND_PURGE}${ACCOUNT_LEVELS}${BUDGET_FUNCTIONS}${SETTLED_MARKS}${ROLLUP}
 local mark, ttl = settled_mark(ARGV[1]), tonumber(ARGV[9])
-if redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl) then return {'duplicate'} end
+-- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
+-- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
+-- through the markers: 25 hour buckets, which doubled the step's time in Redis when every SETTLE read them.
+if redis.call('HEXISTS', KEYS[5], ARGV[1]) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl)) then
+  return {'duplicate'}
+end
 local flags = level_flags(ARGV[10])
 levels_end(flags.levels, ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
 local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1]) or {'', ''}
