@@ -78,7 +78,7 @@ async function main(): Promise<void> {
       ([, name]) => !['info', 'config', 'memory', 'keys'].includes(name),
     );
     process.stdout.write(
-      `commands per settlement: ${commands.map(([, name, calls]) => `${name} ${(Number(calls) / N).toFixed(2)}`).join(', ')}\n`,
+      `commands per request: ${commands.map(([, name, calls]) => `${name} ${(Number(calls) / N).toFixed(2)}`).join(', ')}\n`,
     );
     const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(commandstats);
     if (stats)

@@ -1,4 +1,5 @@
 /** `npm run bench`: measures every target in turn as its own pinned process under the same load, then prints and saves the table. */
+import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
@@ -325,6 +326,8 @@ async function main(): Promise<void> {
     };
   });
 
+  log('Redis per request: bench/redis-bytes.ts');
+  notes.push(...redisPerRequest(settings.smoke));
   for (const r of results) if (r.skipped) notes.push(`${r.label} skipped: ${r.skipped}`);
   const failed = results.reduce((n, r) => n + (r.rounds ?? []).reduce((m, f) => m + f.failed, 0), 0);
   if (failed > 0) notes.push(`${failed} requests failed during the run: the figures of targets with failures are suspect`);
@@ -353,6 +356,25 @@ async function main(): Promise<void> {
     `\n${table(report.targets, report.verdicts)}\n\n${spreadTable(report.targets)}\n\n${tail.join('\n\n')}\n\n${groupTable(report.groups)}\n\n`,
   );
   log(`done in ${report.durationSeconds} s; wrote bench/results/${name}.md and ${name}.json`);
+}
+
+/**
+ * What a request costs Redis (bytes kept, commands, the scripts' own time), from bench/redis-bytes.ts run on a
+ * redis-server of its own: RESERVE and SETTLE as the proxy sends them, then SETTLE alone as a retry sends it.
+ */
+function redisPerRequest(smoke: boolean): string[] {
+  const lines: string[] = [];
+  for (const settleOnly of ['0', '1']) {
+    const out = execFileSync('npx', ['tsx', join(__dirname, 'redis-bytes.ts'), smoke ? '2000' : '20000'], {
+      encoding: 'utf8',
+      env: { ...process.env, SETTLE_ONLY: settleOnly },
+    });
+    const mode = settleOnly === '1' ? 'SETTLE alone' : 'RESERVE and SETTLE';
+    for (const line of out.split('\n'))
+      if (/bytes per request|scripts in Redis|commands per request/.test(line))
+        lines.push(`Redis, ${mode} (bench/redis-bytes.ts): ${line}`);
+  }
+  return lines;
 }
 
 killAllOnExit(log);
