@@ -83,7 +83,7 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
       const subscribed = async () => {
         if (sub.status !== 'ready') await new Promise((resolve) => sub.once('ready', resolve));
         await sub.subscribe(this.appliedChannel);
-        expected = Number(await this.redis.publish(this.channel, change));
+        expected = await this.publishChange(change);
         if (acks >= expected) allApplied();
         await applied;
       };
@@ -94,6 +94,19 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
       clearTimeout(timer);
       sub.disconnect();
     }
+  }
+
+  /**
+   * Publishes the change; the number of processes listening. On a cluster PUBLISH counts only the subscribers of the
+   * node that ran it (the message reaches every node's), so there every node is asked for its count.
+   */
+  private async publishChange(change: string): Promise<number> {
+    const received = Number(await this.redis.publish(this.channel, change));
+    if (!this.redis.isCluster) return received;
+    const counts = await Promise.all(
+      (this.redis as Cluster).nodes('all').map((node) => node.pubsub('NUMSUB', this.channel) as Promise<[string, number]>),
+    );
+    return counts.reduce((sum, [, n]) => sum + Number(n), 0);
   }
 
   private get channel(): string {
