@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
+import { Repeating } from './repeating';
 import type { OwnerShipSource } from '../store/ports/owner-ship-source';
 import { RESPONSE_OWNER_DAYS } from '../store/ports/response-owners';
 import type { OwnersArchive } from './owners-archive';
@@ -36,33 +37,26 @@ export interface OwnersShipperOptions {
 export class OwnersShipper {
   private readonly owner = randomUUID();
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: Repeating;
   private passes = 0;
   private leased = false;
 
   constructor(private readonly o: OwnersShipperOptions) {
+    this.loop = new Repeating(
+      () => this.pass(),
+      this.o.intervalMs ?? 60_000,
+      (err) => this.o.logger.warn({ err: err.message }, 'response owners not shipped; Redis keeps them, retrying'),
+    );
     this.now = o.now ?? Date.now;
   }
 
   start(): void {
-    this.stopped = false;
-    const tick = () => {
-      this.running = this.pass()
-        .catch((err: Error) => this.o.logger.warn({ err: err.message }, 'response owners not shipped; Redis keeps them, retrying'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.o.intervalMs ?? 60_000);
-        });
-    };
-    tick();
+    this.loop.start();
   }
 
   /** Stops after the page in hand, and gives the lease up. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     if (this.leased) await this.o.source.release(this.owner).catch(() => {});
     this.leased = false;
   }
@@ -74,7 +68,7 @@ export class OwnersShipper {
     const today = Math.floor(this.now() / DAY_MS);
     const shipped = (await source.shipped()) ?? -Infinity;
     for (let day = Math.max(shipped + 1, today - RESPONSE_OWNER_DAYS); (day + 1) * DAY_MS + GRACE_MS <= this.now(); day++) {
-      if (this.stopped || !(await this.lease())) return;
+      if (this.loop.stopped || !(await this.lease())) return;
       let ids = 0;
       for (let shard = 0; shard < source.shards; shard++) {
         const n = await this.shipShard(day, shard);
@@ -100,7 +94,7 @@ export class OwnersShipper {
       await archive.store(page.rows);
       for (const r of page.rows) ids.add(r.id);
       cursor = page.cursor;
-      if (this.stopped || !(await this.lease())) return undefined;
+      if (this.loop.stopped || !(await this.lease())) return undefined;
     } while (cursor !== '0');
     const expireAtMs = (day + 1) * DAY_MS + this.o.hotHours * 3_600_000;
     if (await source.shorten(day, shard, ids.size, expireAtMs)) return ids.size;

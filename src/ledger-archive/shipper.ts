@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
+import { Repeating } from './repeating';
 import type { Metrics } from '../observability/metrics';
 import type { ShipSource } from '../store/ports/ship-source';
 import type { LedgerArchive } from './ledger-archive';
@@ -40,35 +41,28 @@ export class LedgerShipper {
   private readonly owner = randomUUID();
   private readonly batch: number;
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: Repeating;
   private passes = 0;
   /** The accounts whose lease this shipper took: given up on stop, so another process takes over at once. */
   private readonly leased = new Set<string>();
 
   constructor(private readonly o: ShipperOptions) {
+    this.loop = new Repeating(
+      () => this.pass(),
+      this.o.intervalMs ?? 1000,
+      (err) => this.o.logger.warn({ err: err.message }, 'ledger shipping failed; retrying'),
+    );
     this.batch = o.batch ?? 1000;
     this.now = o.now ?? Date.now;
   }
 
   start(): void {
-    this.stopped = false;
-    const tick = () => {
-      this.running = this.pass()
-        .catch((err: Error) => this.o.logger.warn({ err: err.message }, 'ledger shipping failed; retrying'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.o.intervalMs ?? 1000);
-        });
-    };
-    tick();
+    this.loop.start();
   }
 
   /** Stops after the batch in hand, and gives its leases up. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     for (const id of this.leased) await this.o.source.release(id, this.owner).catch(() => {});
     this.leased.clear();
   }
@@ -83,7 +77,7 @@ export class LedgerShipper {
     let backlog = 0;
     let oldest: number | null = null;
     for (const id of await this.o.source.accounts()) {
-      if (this.stopped) return;
+      if (this.loop.stopped) return;
       if (this.o.archive) {
         const pending = await this.o.source.pending(id);
         if (pending || sweep)
@@ -112,7 +106,7 @@ export class LedgerShipper {
   private async ship(accountId: string, archive: LedgerArchive): Promise<void> {
     const leaseMs = this.o.leaseMs ?? 30_000;
     let cursor: string | undefined;
-    while (!this.stopped && (await this.o.source.lease(accountId, this.owner, leaseMs))) {
+    while (!this.loop.stopped && (await this.o.source.lease(accountId, this.owner, leaseMs))) {
       this.leased.add(accountId);
       // Read once the lease is ours: a previous holder may have moved it.
       cursor ??= await this.o.source.shipped(accountId);
