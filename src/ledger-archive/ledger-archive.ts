@@ -69,8 +69,10 @@ export class PgLedgerArchive implements LedgerArchive {
 
   /** Connects lazily: PostgreSQL down at start delays shipping, never the requests. */
   constructor(url: string) {
-    // No query waits forever on a connection PostgreSQL dropped: the shipper must come back when it does.
-    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 60_000 });
+    // No query waits long on a connection PostgreSQL dropped: the shipper must come back when it does. A batch of
+    // 1,000 rows takes well under a second; 15 s (60 s before) bounds a query lost to a restart, and keep-alive lets
+    // the kernel notice a peer that went away without a word.
+    this.pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000, query_timeout: 15_000, keepAlive: true });
     // An idle client's error (the server restarted) is the pool's to replace, not the process's to die of.
     this.pool.on('error', () => {});
   }

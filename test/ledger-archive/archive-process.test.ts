@@ -92,7 +92,20 @@ describe('the ledger archive in the server', () => {
     await pg.start();
     await bulk((BULK * 3) / 4, BULK);
     const total = BULK + HTTP;
-    await eventually(async () => expect((await inPostgres()).length).toBe(total), 80_000);
+    try {
+      await eventually(async () => expect((await inPostgres()).length).toBe(total), 120_000);
+    } catch (err) {
+      // What the shipper said meanwhile: the finding, when this fails.
+      process.stderr.write(
+        `archive-process: the proxy's log:\n${proxy
+          .output()
+          .split('\n')
+          .filter((l) => /ledger|owner|archive|shipp|postgres/i.test(l))
+          .slice(-40)
+          .join('\n')}\n`,
+      );
+      throw err;
+    }
     const rows = await inPostgres();
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(total);
     const balance = (await store.getKey(key.id))!.balance;
@@ -120,5 +133,5 @@ describe('the ledger archive in the server', () => {
       .get(`/admin/usage?account_id=${key.accountId}&limit=3`)
       .set('authorization', `Bearer ${ADMIN_TOKEN}`);
     expect(newest.body.data.map((r: { request_id: string }) => r.request_id).slice(-1)).toEqual(['last']);
-  }, 120_000);
+  }, 180_000);
 });
