@@ -6,13 +6,14 @@
 import http, { type ServerResponse } from 'node:http';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { countText, loadTokenizer } from '../../src/metering/estimate';
+import { countText } from '../../src/metering/estimate';
 import { RedisStore } from '../../src/store/redis/redis-store';
 import { writeModelsFile } from '../helpers/models-file';
-import { startProxyProcess } from '../helpers/processes';
-import { makeStore, keyWithTokens, testRedisUrl, type StoreUnderTest } from '../helpers/stores';
+import { eventually } from '../helpers/eventually';
+import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
+import { keyWithTokens, testRedisUrl } from '../helpers/stores';
 import { jsonReply, startUpstream, type Behaviour, type TestUpstream } from '../helpers/upstream';
-import { chatBody, settled, startProxy, MODEL, UPSTREAM_MODEL, type ProxyUnderTest } from '../helpers/proxy';
+import { chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
 
 const LONG_MODEL = 'acme/long-context';
 /** A context the 3.9 MB prompt fits by its byte bound: served without a count before it (echo: true). */
@@ -33,7 +34,7 @@ const cases: { name: string; model: string; content: string }[] = [
   { name: '160k run of punctuation', model: MODEL, content: '%'.repeat(160_000) },
   { name: '160k run of a CJK character', model: LONG_MODEL, content: '語'.repeat(160_000) },
 ];
-// Serialized before the clock starts: the client shares the event loop being watched.
+// Serialized once, before the runs.
 const attacks = cases.map(({ name, model, content }) => ({
   name,
   body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content }] }),
@@ -77,67 +78,52 @@ function postDiscarding(url: string, secret: string, body: string): Promise<numb
   });
 }
 
-/** The longest the event loop went without running a 10 ms timer while this process worked (not waited for a core), while `work` ran. */
-async function longestStall(work: () => Promise<void>): Promise<number> {
-  let last = performance.now();
-  let lastCpu = process.cpuUsage();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const cpu = process.cpuUsage(lastCpu);
-    // A gap is a stall only as far as this process was working through it: a gap in which the machine ran something
-    // else (the other test worker, Chromium) is not the proxy's. A blocked loop burns its whole gap in CPU.
-    longest = Math.max(longest, Math.min(now - last, (cpu.user + cpu.system) / 1000));
-    last = now;
-    lastCpu = process.cpuUsage();
-  }, 10);
-  try {
-    await work();
-  } finally {
-    clearInterval(timer);
-  }
-  return longest;
-}
-
+/**
+ * The attack cases against a proxy started as users start it, measured by its own event-loop lag (`/metrics`): the
+ * test's client sends 3.9 MB bodies and its upstream answers, and neither shares the loop measured. The whole run of
+ * cases is made three times and the least of the three longest holds is held to the limit: a hold of the proxy's own
+ * work shows in every run, a wait for a core on a loaded machine (CI's other test worker, Chromium) in few.
+ */
 describe('a long run of one character cannot stall the proxy (redis store)', () => {
-  let s: StoreUnderTest;
   let upstream: TestUpstream;
-  let proxy: ProxyUnderTest;
-
-  const send = (secret: string, attack: (typeof attacks)[number]) =>
-    request(proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).type('json').send(attack.body);
+  let store: RedisStore;
+  let proc: ProxyProcess;
+  const prefix = `attack${Math.random().toString(36).slice(2, 8)}:`;
 
   beforeAll(async () => {
-    // A started proxy loaded its tokenizer at start (openTokenmeter); this one is built of parts (the cold start is below).
-    loadTokenizer();
-    s = await makeStore('redis');
     // No usage in the answers: a prompt not counted before is counted at settlement.
     upstream = await startUpstream(echoOrChat);
-    proxy = await startProxy({
-      store: s.store,
-      upstreamUrl: upstream.url,
-      models: [{}, { id: LONG_MODEL, context_length: 1_000_000 }],
-      env: { BODY_LIMIT: '4mb' },
+    store = new RedisStore(new Redis(testRedisUrl()), { prefix });
+    proc = await startProxyProcess({
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      UPSTREAM_URL: upstream.url,
+      MODELS_FILE: writeModelsFile([
+        { id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 },
+        { id: LONG_MODEL, upstream_model: UPSTREAM_MODEL, context_length: 1_000_000, max_output_tokens: 1024 },
+      ]),
+      BODY_LIMIT: '4mb',
     });
-    // This loop is the test's client's and upstream's too: their first 3.9 MB send and parse are not the proxy's stall
-    // (a first request to a fresh process is the last describe's, watched from outside it).
-    const warm = await keyWithTokens(s.store, BALANCE);
-    await send(warm.secret, attacks[3]);
-    await settled(proxy);
-  });
+  }, 30_000);
   afterAll(async () => {
-    await proxy.close();
+    await proc.stop();
     await upstream.close();
-    await s.close();
+    await store.close();
   });
+
+  const send = (secret: string, attack: (typeof attacks)[number]) =>
+    request(proc.url).post('/v1/chat/completions').set('authorization', `Bearer ${secret}`).type('json').send(attack.body);
 
   it.each(['a disabled account’s key', 'a live key'])(
     'answers every case with %s, the event loop never held',
     async (who) => {
-      const key = await keyWithTokens(s.store, BALANCE);
-      if (who !== 'a live key') await s.store.updateAccount(key.accountId, { status: 'disabled' });
-      const answers: { name: string; outcome: string }[] = [];
-      const stall = await longestStall(async () => {
+      const key = await keyWithTokens(store, BALANCE);
+      if (who !== 'a live key') await store.updateAccount(key.accountId, { status: 'disabled' });
+      const holds: number[] = [];
+      let answers: { name: string; outcome: string }[] = [];
+      for (let run = 0; run < 3; run++) {
+        answers = [];
+        await lagMaxMs(proc.url);
         for (const attack of attacks) {
           const res = await send(key.secret, attack);
           answers.push({ name: attack.name, outcome: res.status === 200 ? '200' : `${res.status} ${res.body.error?.code}` });
@@ -146,8 +132,8 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
             expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
           }
         }
-        await settled(proxy);
-      });
+        holds.push(await lagMaxMs(proc.url));
+      }
       const allowed =
         who === 'a live key'
           ? ['200', '400 context_length_exceeded', '503 prompt_not_counted']
@@ -158,18 +144,24 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
       expect(byName['3.9 MB run of a letter']).toBe('400 context_length_exceeded');
       expect(byName['160k run of a letter']).toBe('400 context_length_exceeded');
       expect(byName['10k run of a letter']).toBe(who === 'a live key' ? '200' : '401 invalid_api_key');
-      expect(stall).toBeLessThan(STALL_LIMIT_MS);
+      expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
 
-      // Nothing left reserved; only what was served was charged.
+      // Nothing left reserved (the settlements follow the answers); only what was served was charged.
       const served = answers.filter((a) => a.outcome === '200').length;
-      const after = await s.store.getKey(key.id);
-      expect(after).toMatchObject({ reserved: 0 });
+      await eventually(async () => expect(await store.getKey(key.id)).toMatchObject({ reserved: 0 }));
+      const after = await store.getKey(key.id);
       if (served === 0) expect(after).toMatchObject({ balance: BALANCE });
       else expect(after!.balance).toBeLessThan(BALANCE);
     },
     120_000,
   );
 });
+
+/** A proxy process's own longest event-loop delay since the last scrape (prom-client resets it at each). */
+async function lagMaxMs(url: string): Promise<number> {
+  const text = (await request(url).get('/metrics')).text;
+  return 1000 * Number(/^tokenmeter_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)![1]);
+}
 
 describe('a proxy process started as users start it', () => {
   let upstream: TestUpstream;
@@ -184,12 +176,6 @@ describe('a proxy process started as users start it', () => {
     await upstream.close();
     await store.close();
   });
-
-  /** The process's own longest event-loop delay since the last scrape (prom-client resets it at each). */
-  const lagMaxMs = async (url: string) => {
-    const text = (await request(url).get('/metrics')).text;
-    return 1000 * Number(/^tokenmeter_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)![1]);
-  };
 
   it('answers its first requests, whose counts need the tokenizer, without holding its event loop', async () => {
     const models = writeModelsFile([{ id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 }]);
