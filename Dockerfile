@@ -16,7 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The browser console: bundled by esbuild into dist/web, which the runtime stage copies with the rest of dist.
 COPY web ./web
-COPY scripts/build-console.js scripts/build-bin.js ./scripts/
+COPY scripts/build-console.js scripts/build-bin.js scripts/build-lua.js ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

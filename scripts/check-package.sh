@@ -13,15 +13,15 @@ version() { node -p "require('$root/node_modules/$1/package.json').version"; }
 echo "check-package: packing"
 tarball="$scratch/$(npm pack --silent --pack-destination "$scratch" | tail -1)"
 
-# Only compiled code, its types and the built console: no sources, tests, source maps or stack files.
+# Only compiled code, its types, the Redis store's Lua files and the built console: no sources, tests, source maps or stack files.
 listing=$(tar -tzf "$tarball")
-unexpected=$(echo "$listing" | grep -vE '^package/(package\.json|README\.md|LICENSE|dist/.*\.(js|d\.ts)|dist/web/.*)$' || true)
+unexpected=$(echo "$listing" | grep -vE '^package/(package\.json|README\.md|LICENSE|dist/.*\.(js|d\.ts|lua)|dist/web/.*)$' || true)
 if [ -n "$unexpected" ]; then
   echo "check-package: the tarball holds files that do not run:"
   echo "$unexpected"
   exit 1
 fi
-for needed in dist/index.js dist/index.d.ts dist/server.js dist/cli/cli.js dist/web/index.html; do
+for needed in dist/index.js dist/index.d.ts dist/server.js dist/cli/cli.js dist/web/index.html dist/store/redis/lua/metering/settle.lua; do
   echo "$listing" | grep -qx "package/$needed" || { echo "check-package: the tarball lacks $needed"; exit 1; }
 done
 

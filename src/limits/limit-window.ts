@@ -1,5 +1,5 @@
 /**
- * One level's limits in memory (the Redis scripts in limit-scripts.ts do the same): a sliding window log of the
+ * One level's limits in memory (the Redis scripts do the same, helpers/limit-functions.lua): a sliding window log of the
  * requests admitted in the last window with the tokens each counts, and the requests in flight with their leases.
  */
 import type { AdmitResult, LevelUse, LimitCheck, LimitEnd, LimitKind, LimitLevel, LimitRefusal, Limits } from './limits';

@@ -11,7 +11,8 @@ export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
     stdio: 'inherit',
   });
-  // The same steps as `npm run build` after its tsc: the CLI made executable, the console bundled.
+  // The same steps as `npm run build` after its tsc: the Lua files copied, the CLI made executable, the console bundled.
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-lua.js')], { stdio: 'inherit' });
   execFileSync(process.execPath, [join(root, 'scripts', 'build-bin.js')], { stdio: 'inherit' });
   execFileSync(process.execPath, [join(root, 'scripts', 'build-console.js')], { stdio: 'inherit' });
   if (process.env.REDIS_URL) {

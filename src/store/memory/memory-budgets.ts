@@ -1,5 +1,5 @@
 /**
- * The memory store's budgets (the Redis scripts do the same in budget-scripts.ts): a key's or an account's counters
+ * The memory store's budgets (the Redis scripts do the same in lua/helpers/budgets.lua): a key's or an account's counters
  * of the period in force, held at reserve, given back when a request lets go, charged at settle.
  */
 import { periodStart, type Budget, type BudgetCounters } from '../../limits/budget';

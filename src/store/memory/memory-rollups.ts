@@ -1,10 +1,7 @@
 /** The memory store's daily rollups (per account, UTC day, and model or key) and its settled markers, kept by settle. */
-import { addTotals, DAY_SECONDS, sortRows, type DailyQuery, type DailyRow, type DailyUsage } from '../records/rollups';
+import { addTotals, DAY_SECONDS, ROLLUP_DAYS, sortRows, type DailyQuery, type DailyRow, type DailyUsage } from '../records/rollups';
 import type { Settlement } from '../records/metering';
 import type { UsageTotals } from '../records/common';
-
-/** How many days a rollup is kept, as in Redis (scripts/ledger-scripts.ts). */
-const ROLLUP_DAYS = 400;
 
 /** An account's rollups: day -> `m:<model>` | `k:<key id>` -> totals. */
 export type Rollups = Map<number, Map<string, UsageTotals>>;

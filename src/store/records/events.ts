@@ -130,7 +130,7 @@ export const BUDGET_THRESHOLD = { numerator: 4, denominator: 5 } as const;
 
 /**
  * budget.threshold's and budget.exceeded's data, the same for a key's and an account's budget (`key_id` null for an
- * account's, which all its keys share); the Redis script formats the same (event-scripts.ts).
+ * account's, which all its keys share); the Redis script formats the same (events/prologue.lua).
  */
 export function budgetEventData(e: {
   accountId: string;

@@ -1,6 +1,9 @@
 /** Daily totals kept beside the ledger by the settle step: per account, UTC day, and model or key. */
 import type { UsageTotals } from './common';
 
+/** How many days a day's rollup is kept: a year's charts and a month's slack (both stores). */
+export const ROLLUP_DAYS = 400;
+
 /** One UTC day's totals of one model (`by: 'model'`) or one key (`by: 'key'`). */
 export interface DailyRow extends UsageTotals {
   /** The UTC day: unix seconds / 86400, rounded down. */

@@ -1,4 +1,5 @@
-/** The limit scripts' replies (limit-scripts.ts) read back, in the one place their shapes are checked. */
+/** The limit scripts' replies (lua/limits/) read back, in the one place their shapes are checked. */
+import { CONCURRENCY_RETRY_MS } from '../../limits/limit-window';
 import type { AdmitResult, LevelUse, LimitKind, LimitLevel, LimitRefusal } from '../../limits/limits';
 
 /** A limit script's reply of a shape none of ours returns. */
@@ -26,7 +27,8 @@ export function parseRefusal(reply: unknown[], at: number, level: LimitLevel, to
     limit: Number(reply[at + 1]),
     used: Number(reply[at + 2]),
     requested: tokens,
-    retryAfterMs: Math.max(1, Number(reply[at + 3])),
+    // A concurrency refusal's wait is not measured: a slot frees when a request ends, so the caller retries after this.
+    retryAfterMs: reply[at] === 'concurrent' ? CONCURRENCY_RETRY_MS : Math.max(1, Number(reply[at + 3])),
     tooLarge: Number(reply[at + 4]) === 1,
     use: parseLevelUse(reply, at + 5),
   };

@@ -1,7 +1,6 @@
 /** The shared commerce store on Redis (or Redis Cluster): products, redemption codes and checkouts, one script per change. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import * as scripts from './scripts/commerce-scripts';
 import {
   CHECKOUT_RECORD_DAYS,
   type CheckoutRecord,
@@ -15,6 +14,7 @@ import {
   type RedemptionCode,
 } from '../records/commerce';
 import type { CommerceStore } from '../ports/commerce-store';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { newId } from '../ids';
 
@@ -33,10 +33,10 @@ export class RedisCommerceStore implements CommerceStore {
   ) {
     this.prefix = options.prefix ?? 'tm:';
     this.run = defineScripts(redis, {
-      tmProductCreate: scripts.PRODUCT_CREATE,
-      tmProductUpdate: scripts.PRODUCT_UPDATE,
-      tmCodeClaim: scripts.CODE_CLAIM,
-      tmCodeCredited: scripts.CODE_CREDITED,
+      tmProductCreate: luaScript('commerce/product-create.lua'),
+      tmProductUpdate: luaScript('commerce/product-update.lua'),
+      tmCodeClaim: luaScript('commerce/code-claim.lua'),
+      tmCodeCredited: luaScript('commerce/code-credited.lua'),
     });
   }
 

@@ -10,12 +10,11 @@ import { newId } from '../ids';
 import { keyCreatedData, keyRevokedData } from '../records/events';
 import type { KeyStore } from '../ports/key-store';
 import type { CreateKeyResult, KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
+import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { RedisMetering } from './redis-metering';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
-import * as accountScripts from './scripts/account-scripts';
-import * as eventScripts from './scripts/event-scripts';
 
 export abstract class RedisKeys extends RedisMetering implements KeyStore {
   private readonly keyScripts;
@@ -23,12 +22,12 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
     super(redis, options);
     this.keyScripts = defineScripts(redis, {
-      tmCreateKey: accountScripts.CREATE_KEY,
-      tmCreateKeyEv: eventScripts.withEvents(accountScripts.CREATE_KEY, '', eventScripts.AFTER_CREATE_KEY),
-      tmRevokeEv: eventScripts.withEvents(accountScripts.REVOKE, eventScripts.BEFORE_REVOKE, eventScripts.AFTER_REVOKE),
-      tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
-      tmKeyState: accountScripts.KEY_STATE,
-      tmRevoke: accountScripts.REVOKE,
+      tmCreateKey: luaScript('accounts/create-key.lua'),
+      tmCreateKeyEv: luaWithEvents('accounts/create-key.lua', { after: 'events/after-create-key.lua' }),
+      tmRevokeEv: luaWithEvents('accounts/revoke.lua', { before: 'events/before-revoke.lua', after: 'events/after-revoke.lua' }),
+      tmUpdateAccount: luaScript('accounts/update-account.lua'),
+      tmKeyState: luaScript('accounts/key-state.lua'),
+      tmRevoke: luaScript('accounts/revoke.lua'),
     });
   }
 

@@ -1,20 +1,20 @@
 /**
- * The Redis store's metering path: reserve, renew, release and settle, each one script of metering-scripts.ts on the
+ * The Redis store's metering path: reserve, renew, release and settle, each one script of lua/metering/ on the
  * account's slot. The layer of RedisStore (redis-store.ts) above the model limits; it names the keys of an account's
- * slot (layout: scripts/layout.ts), which the key and account layers use too.
+ * slot (layout: lua/README.md), which the key and account layers use too.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { monthEnds, periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
+import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { compactUuid, newId } from '../ids';
 import { usageSettledData } from '../records/events';
+import { ROLLUP_DAYS } from '../records/rollups';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { RedisOutbox } from './redis-outbox';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
-import * as eventScripts from './scripts/event-scripts';
-import * as meteringScripts from './scripts/metering-scripts';
 
 const DUPLICATE: SettleResult = { kind: 'duplicate' };
 
@@ -24,12 +24,12 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
     super(redis, options);
     this.meteringScripts = defineScripts(redis, {
-      tmReserve: meteringScripts.RESERVE,
-      tmReserveEv: eventScripts.withEvents(meteringScripts.RESERVE, '', eventScripts.AFTER_RESERVE),
-      tmRenew: meteringScripts.RENEW,
-      tmRelease: meteringScripts.RELEASE,
-      tmSettle: meteringScripts.SETTLE,
-      tmSettleEv: eventScripts.withEvents(meteringScripts.SETTLE, '', eventScripts.AFTER_SETTLE),
+      tmReserve: luaScript('metering/reserve.lua'),
+      tmReserveEv: luaWithEvents('metering/reserve.lua', { after: 'events/after-reserve.lua' }),
+      tmRenew: luaScript('metering/renew.lua'),
+      tmRelease: luaScript('metering/release.lua'),
+      tmSettle: luaScript('metering/settle.lua'),
+      tmSettleEv: luaWithEvents('metering/settle.lua', { after: 'events/after-settle.lua' }),
     });
   }
 
@@ -113,6 +113,7 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       s.toolCalls ?? 0,
       s.toolTokens ?? 0,
       compactUuid(s.requestId),
+      ROLLUP_DAYS,
     ];
     // Without events (beside a host's serving store), the plain SETTLE.
     const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);

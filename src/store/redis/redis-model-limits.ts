@@ -1,13 +1,13 @@
 /**
- * The Redis store's model level of rate and concurrency limits (limit-scripts.ts), in each model's own slot. The
+ * The Redis store's model level of rate and concurrency limits (lua/limits/), in each model's own slot. The
  * bottom layer of RedisStore (redis-store.ts): it holds the connection, the key prefix and the limit window.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_WINDOW_MS, type AdmitResult, type LevelUse, type LimitCheck, type LimitEnd, type Limits } from '../../limits/limits';
 import type { ModelLimitStore } from '../ports/model-limit-store';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { LimitReplyError, parseAdmitReply, parseLevelUse } from './limit-replies';
-import * as limitScripts from './scripts/limit-scripts';
 
 export interface RedisStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
@@ -35,10 +35,10 @@ export abstract class RedisModelLimits implements ModelLimitStore {
     this.windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
     this.now = options.now ?? Date.now;
     this.limitScripts = defineScripts(redis, {
-      tmLimitAdmit: limitScripts.LIMIT_ADMIT,
-      tmLimitEnd: limitScripts.LIMIT_END,
-      tmLimitRenew: limitScripts.LIMIT_RENEW,
-      tmLimitUse: limitScripts.LIMIT_USE,
+      tmLimitAdmit: luaScript('limits/limit-admit.lua'),
+      tmLimitEnd: luaScript('limits/limit-end.lua'),
+      tmLimitRenew: luaScript('limits/limit-renew.lua'),
+      tmLimitUse: luaScript('limits/limit-use.lua'),
     });
   }
 

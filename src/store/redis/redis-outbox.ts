@@ -1,5 +1,5 @@
 /**
- * The Redis store's event outbox: each account's stream {A}:ev (written by the wrapped scripts of event-scripts.ts),
+ * The Redis store's event outbox: each account's stream {A}:ev (written by the wrapped scripts, lua/events/wrap.lua),
  * the `evacc` set of accounts that may have events, and which events to write. The layer of RedisStore
  * (redis-store.ts) under the metering path, so every layer above can write events with its changes.
  */
@@ -7,11 +7,11 @@ import type { Cluster, Redis } from 'ioredis';
 import { newId } from '../ids';
 import type { EventOutbox } from '../ports/event-outbox';
 import { NO_EVENTS, type EventType, type EventWants, type OutboxEvent } from '../records/events';
+import { luaScript } from './lua-scripts';
 import { defineScripts, type RunScript } from './define-scripts';
 import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
-import * as eventScripts from './scripts/event-scripts';
 
-/** The KEYS and ARGV a wrapped script takes beyond its own (event-scripts.ts). */
+/** The KEYS and ARGV a wrapped script takes beyond its own (lua/events/wrap.lua). */
 export interface EventParts {
   key: string;
   args: (string | number)[];
@@ -24,9 +24,9 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
     super(redis, options);
     this.outboxScripts = defineScripts(redis, {
-      tmSetLowBalance: eventScripts.SET_LOW_BALANCE,
-      tmAccountCreated: eventScripts.ACCOUNT_CREATED,
-      tmPackageExpiry: eventScripts.PACKAGE_EXPIRY,
+      tmSetLowBalance: luaScript('events/set-low-balance.lua'),
+      tmAccountCreated: luaScript('events/account-created.lua'),
+      tmPackageExpiry: luaScript('events/package-expiry.lua'),
     });
   }
 
@@ -64,7 +64,7 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
   }
 
   /**
-   * Runs a wrapped script (event-scripts.ts) with the account's outbox and the event arguments, and returns the
+   * Runs a wrapped script (lua/events/wrap.lua) with the account's outbox and the event arguments, and returns the
    * original script's reply. Marks the account only when the step wrote the first event of an empty outbox: most
    * steps write none, and under a usage.settled endpoint's load the outbox stays marked between hand-ons.
    */

@@ -1,9 +1,9 @@
-/** The owners shipper's port on Redis (scripts/archive-scripts.ts): the day buckets of redis-response-owners.ts. */
+/** The owners shipper's port on Redis (lua/archive/): the day buckets of redis-response-owners.ts. */
 import type { Cluster, Redis } from 'ioredis';
 import type { OwnerShipSource, OwnerRow } from '../ports/owner-ship-source';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { dayKey, ownerRow, SHARDS, shipKeys } from './redis-response-owners';
-import * as archiveScripts from './scripts/archive-scripts';
 
 export class RedisOwnerShipSource implements OwnerShipSource {
   readonly shards = SHARDS;
@@ -16,10 +16,10 @@ export class RedisOwnerShipSource implements OwnerShipSource {
   ) {
     this.keys = shipKeys(prefix);
     this.scripts = defineScripts(redis, {
-      tmShipLease: archiveScripts.LEASE,
-      tmShipRelease: archiveScripts.RELEASE,
-      tmOwnersShorten: archiveScripts.SHORTEN,
-      tmOwnersAdvance: archiveScripts.ADVANCE_DAY,
+      tmShipLease: luaScript('archive/lease.lua'),
+      tmShipRelease: luaScript('archive/release.lua'),
+      tmOwnersShorten: luaScript('archive/shorten.lua'),
+      tmOwnersAdvance: luaScript('archive/advance-day.lua'),
     });
   }
 

@@ -67,7 +67,7 @@ export function parseReserveReply(reply: unknown): ReserveResult {
   throw new StoreReplyError(`RESERVE replied ${JSON.stringify(reply)}`);
 }
 
-/** A hash's budget (fields bg bp bs bh, budget-scripts.ts) and its use at `ms`; null without one. */
+/** A hash's budget (fields bg bp bs bh, lua/helpers/budgets.lua) and its use at `ms`; null without one. */
 export function parseBudget(h: Record<string, string>, ms: number): BudgetStatus | null {
   const budget = decodeBudget(h.bg);
   if (!budget) return null;

@@ -1,4 +1,4 @@
-/** Reading the daily rollups SETTLE keeps (layout: scripts/ledger-scripts.ts): one pipelined read per account. */
+/** Reading the daily rollups SETTLE keeps (layout: lua/README.md): one pipelined read per account. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { addTotals, sortRows, type DailyQuery, type DailyRow, type DailyUsage } from '../records/rollups';

@@ -1,8 +1,8 @@
 /** The shared session store on Redis (or Redis Cluster): sessions under their account's hash tag, one script each. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
-import * as scripts from './scripts/session-scripts';
 import type { AttemptResult, NewSession, SessionRecord } from '../records/session';
 import type { SessionStore } from '../ports/session-store';
 
@@ -21,13 +21,13 @@ export class RedisSessionStore implements SessionStore {
   ) {
     this.prefix = options.prefix ?? 'tm:';
     this.run = defineScripts(redis, {
-      tmSessionCreate: scripts.SESSION_CREATE,
-      tmSessionTouch: scripts.SESSION_TOUCH,
-      tmSessionDelete: scripts.SESSION_DELETE,
-      tmSessionDeleteAll: scripts.SESSION_DELETE_ALL,
-      tmSessionKeepOnly: scripts.SESSION_KEEP_ONLY,
-      tmAttemptTake: scripts.ATTEMPT_TAKE,
-      tmAttemptRefund: scripts.ATTEMPT_REFUND,
+      tmSessionCreate: luaScript('sessions/session-create.lua'),
+      tmSessionTouch: luaScript('sessions/session-touch.lua'),
+      tmSessionDelete: luaScript('sessions/session-delete.lua'),
+      tmSessionDeleteAll: luaScript('sessions/session-delete-all.lua'),
+      tmSessionKeepOnly: luaScript('sessions/session-keep-only.lua'),
+      tmAttemptTake: luaScript('sessions/attempt-take.lua'),
+      tmAttemptRefund: luaScript('sessions/attempt-refund.lua'),
     });
   }
 

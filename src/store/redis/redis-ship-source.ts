@@ -1,12 +1,12 @@
-/** The ledger shipper's port on Redis (scripts/archive-scripts.ts): beside the store on its connection, not in it. */
+/** The ledger shipper's port on Redis (lua/archive/): beside the store on its connection, not in it. */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import type { ShipSource } from '../ports/ship-source';
 import type { UsageRecord } from '../records/metering';
 import { compareCursor } from '../ids';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { parseUsageEntry } from './redis-records';
-import * as archiveScripts from './scripts/archive-scripts';
 
 export class RedisShipSource implements ShipSource {
   private readonly scripts;
@@ -16,9 +16,9 @@ export class RedisShipSource implements ShipSource {
     private readonly prefix = 'tm:',
   ) {
     this.scripts = defineScripts(redis, {
-      tmShipLease: archiveScripts.LEASE,
-      tmShipRelease: archiveScripts.RELEASE,
-      tmShipAdvance: archiveScripts.ADVANCE,
+      tmShipLease: luaScript('archive/lease.lua'),
+      tmShipRelease: luaScript('archive/release.lua'),
+      tmShipAdvance: luaScript('archive/advance.lua'),
     });
   }
 

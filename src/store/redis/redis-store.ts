@@ -26,6 +26,7 @@ import {
   TRIAL_GRANT,
 } from '../records/account';
 import type { UsageQuery, UsageRecord } from '../records/metering';
+import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { RedisKeys } from './redis-keys';
 import { readLedgers } from './redis-ledger';
@@ -34,8 +35,6 @@ import type { DailyQuery, DailyUsage } from '../records/rollups';
 import { migrateLegacyKeys } from './redis-migration';
 import type { RedisStoreOptions } from './redis-model-limits';
 import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
-import * as accountScripts from './scripts/account-scripts';
-import * as eventScripts from './scripts/event-scripts';
 
 export type { RedisStoreOptions } from './redis-model-limits';
 
@@ -60,17 +59,16 @@ export class RedisStore extends RedisKeys implements Store {
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
     super(redis, options);
     this.accountScripts = defineScripts(redis, {
-      tmGrant: accountScripts.GRANT,
-      tmGrantEv: eventScripts.withEvents(accountScripts.GRANT, '', eventScripts.AFTER_GRANT),
-      tmUpdateAccount: accountScripts.UPDATE_ACCOUNT,
-      tmUpdateAccountEv: eventScripts.withEvents(
-        accountScripts.UPDATE_ACCOUNT,
-        eventScripts.BEFORE_UPDATE_ACCOUNT,
-        eventScripts.AFTER_UPDATE_ACCOUNT,
-      ),
-      tmAccountState: accountScripts.ACCOUNT_STATE,
-      tmCreateAccount: accountScripts.CREATE_ACCOUNT,
-      tmMigrateKey: accountScripts.MIGRATE_KEY,
+      tmGrant: luaScript('accounts/grant.lua'),
+      tmGrantEv: luaWithEvents('accounts/grant.lua', { after: 'events/after-grant.lua' }),
+      tmUpdateAccount: luaScript('accounts/update-account.lua'),
+      tmUpdateAccountEv: luaWithEvents('accounts/update-account.lua', {
+        before: 'events/before-update-account.lua',
+        after: 'events/after-update-account.lua',
+      }),
+      tmAccountState: luaScript('accounts/account-state.lua'),
+      tmCreateAccount: luaScript('accounts/create-account.lua'),
+      tmMigrateKey: luaScript('accounts/migrate-key.lua'),
     });
   }
 

@@ -1,4 +1,4 @@
-/** The shared webhook store on Redis (or Redis Cluster): endpoints, queues, attempts and leases (webhook-scripts.ts). */
+/** The shared webhook store on Redis (or Redis Cluster): endpoints, queues, attempts and leases (lua/webhooks/). */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { newId } from '../ids';
@@ -17,8 +17,8 @@ import {
   type EndpointBacklog,
   type WebhookEndpoint,
 } from '../records/events';
+import { luaScript } from './lua-scripts';
 import { defineScripts } from './define-scripts';
-import * as scripts from './scripts/webhook-scripts';
 
 export interface RedisWebhookStoreOptions {
   /** Prefix of every key we write. Default `tm:`. */
@@ -35,12 +35,12 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
   ) {
     this.base = `${options.prefix ?? 'tm:'}{wh}:`;
     this.run = defineScripts(redis, {
-      tmWhEnqueue: scripts.ENQUEUE,
-      tmWhRecord: scripts.RECORD_ATTEMPT,
-      tmWhRedeliver: scripts.REDELIVER,
-      tmWhDelete: scripts.DELETE_ENDPOINT,
-      tmWhLease: scripts.LEASE,
-      tmWhUnlease: scripts.UNLEASE,
+      tmWhEnqueue: luaScript('webhooks/enqueue.lua'),
+      tmWhRecord: luaScript('webhooks/record-attempt.lua'),
+      tmWhRedeliver: luaScript('webhooks/redeliver.lua'),
+      tmWhDelete: luaScript('webhooks/delete-endpoint.lua'),
+      tmWhLease: luaScript('webhooks/lease.lua'),
+      tmWhUnlease: luaScript('webhooks/unlease.lua'),
     });
   }
 

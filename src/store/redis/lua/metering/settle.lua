@@ -1,0 +1,99 @@
+-- SETTLE: exactly once per request id, drops the reservation, charges the account's packages that expire first (debt
+-- for any shortfall) and the key's spend, appends the ledger record (account and key) and adds to the totals, all in
+-- one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
+-- to the charged tokens; their budgets are charged (budget_charge).
+-- Exactly once: the request is marked settled in the hash of the hour it settles in ({A}:sh:<hour>, which outlives
+-- its hour by ttl), and a retry up to ttl later looks in every hour bucket since then, so a retry landing in a later
+-- hour is still refused; a marker of the old layout (the per-request key {A}:s:R, KEYS[6]) counts until it expires,
+-- so an upgrade mid-request cannot charge twice. The same step adds the request to the account's rollup of its UTC
+-- day ({A}:d:<day>: per model and per key, see ROLLUP), so daily totals never read the ledger.
+-- KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
+-- key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
+-- and the totals take these two only when not 0), tool calls, tool tokens, the request id in base64url when it is a
+-- UUID ("" otherwise: the ledger keeps it as `rid`, 22 characters, else as `request_id`). Reply: {'ok', stream id, the account's balance after the charge
+-- (live packages less debt and open reservations)} | {'duplicate'}.
+--#include helpers/now-and-purge.lua
+--#include helpers/account-levels.lua
+--#include helpers/budgets.lua
+--#include helpers/settled-marks.lua
+--#include helpers/rollups.lua
+local mark, ttl = settled_mark(ARGV[1]), tonumber(ARGV[9])
+-- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
+-- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
+-- through the markers: 25 hour buckets, which doubled the step's time in Redis when every SETTLE read them.
+if redis.call('HEXISTS', KEYS[5], ARGV[1]) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl)) then
+  return {'duplicate'}
+end
+local flags = level_flags(ARGV[10])
+levels_end(flags.levels, ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
+local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1]) or {'', ''}
+if flags.key_bg ~= '' or flags.account_bg ~= '' then
+  local starts = { day = tonumber(ARGV[12]), week = tonumber(ARGV[13]), month = tonumber(ARGV[14]) }
+  local charged = tonumber(ARGV[2])
+  local b = budget_of(KEYS[1], flags.account_bg, starts)
+  if b then budget_charge(b, counted[1], charged) end
+  b = budget_of(KEYS[2], flags.key_bg, starts)
+  if b then budget_charge(b, counted[2], charged) end
+end
+local left = tonumber(ARGV[2])
+-- What the live packages hold after the charge, for the reply's balance (read on the way when packages are charged).
+local unspent
+if left > 0 then
+  local flat = redis.call('HGETALL', KEYS[3])
+  local live = {}
+  unspent = 0
+  for i = 1, #flat, 2 do
+    local rem, exp, rest = string.match(flat[i + 1], '^(%d+):(%d+)(.*)$')
+    rem, exp = tonumber(rem), tonumber(exp)
+    if rem > 0 and (exp == 0 or exp > now_s) then
+      live[#live + 1] = { id = flat[i], rem = rem, exp = exp, rest = rest, order = exp == 0 and math.huge or exp }
+      unspent = unspent + rem
+    end
+  end
+  table.sort(live, function(a, b)
+    if a.order ~= b.order then return a.order < b.order end
+    return a.id < b.id
+  end)
+  for i = 1, #live do
+    if left == 0 then break end
+    local pkg = live[i]
+    local take = math.min(left, pkg.rem)
+    left = left - take
+    unspent = unspent - take
+    redis.call('HSET', KEYS[3], pkg.id, string.format('%d:%d', pkg.rem - take, pkg.exp) .. pkg.rest)
+  end
+  if left > 0 then redis.call('HINCRBY', KEYS[1], 'debt', left) end
+else
+  unspent = live_balance(KEYS[3])
+end
+-- ARGV[20]: a UUID request id's 16 bytes in base64url (22 characters, not 36), kept as rid; "" for any other id.
+local rid = ARGV[20]
+local entry = {(rid and rid ~= '') and 'rid' or 'request_id', (rid and rid ~= '') and rid or ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
+  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'endpoint', ARGV[15]}
+local cached, reasoning = ARGV[16], ARGV[17]
+if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
+if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
+-- The hosted tool line (ARGV[18] calls, ARGV[19] tokens, both already in charged): only when not 0.
+if ARGV[18] and ARGV[18] ~= '0' then
+  entry[#entry + 1] = 'tool_calls'; entry[#entry + 1] = ARGV[18]
+  entry[#entry + 1] = 'tool_tokens'; entry[#entry + 1] = ARGV[19]
+end
+local id = redis.call('XADD', KEYS[7], '*', unpack(entry))
+local function add_totals(h)
+  redis.call('HINCRBY', h, 'requests', 1)
+  redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])
+  redis.call('HINCRBY', h, 'completion_tokens', ARGV[4])
+  if cached ~= '0' then redis.call('HINCRBY', h, 'cached_tokens', cached) end
+  if reasoning ~= '0' then redis.call('HINCRBY', h, 'reasoning_tokens', reasoning) end
+end
+add_totals(KEYS[8])
+redis.call('HINCRBY', KEYS[8], 'charged_tokens', ARGV[2])
+if ARGV[10] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
+  add_totals(KEYS[2])
+  redis.call('HINCRBY', KEYS[2], 'spent', ARGV[2])
+  redis.call('HSET', KEYS[2], 'last_used', now_s)
+end
+settle_mark(mark, ttl)
+local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'ru')
+roll_up(held[3], ARGV[5], ARGV[10], {1, ARGV[3], ARGV[4], cached, reasoning, ARGV[2]}, tonumber(ARGV[21]))
+return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}
