@@ -84,6 +84,13 @@ export function monthEnds(ms: number): readonly [UnixSeconds, UnixSeconds] {
   }
   return lastMonth.ends;
 }
+/** Per period, the ends of the one in force at `ms` and of the next (the Redis budget events take them). */
+export function periodEnds(ms: number): Record<BudgetPeriod, readonly [UnixSeconds, UnixSeconds]> {
+  const [day, week] = periodStarts(ms);
+  const dayEnd = periodEnd('day', day);
+  const weekEnd = periodEnd('week', week);
+  return { day: [dayEnd, periodEnd('day', dayEnd)], week: [weekEnd, periodEnd('week', weekEnd)], month: monthEnds(ms) };
+}
 /** monthEnds' last answer: every settlement while events are written asks it, and the month changes monthly. */
 let lastMonth: { start: UnixSeconds; ends: readonly [UnixSeconds, UnixSeconds] } = { start: -1, ends: [0, 0] };
 

@@ -57,7 +57,17 @@ export class RedisCommerceStore implements CommerceStore {
     const created = Number(
       await this.run.tmProductCreate(
         [this.productKey(p.id), this.productIds],
-        [p.id, p.name, p.tokens, p.validDays ?? 0, p.price, p.currency, p.active ? 1 : 0],
+        [
+          JSON.stringify({
+            id: p.id,
+            name: p.name,
+            tokens: p.tokens,
+            valid_days: p.validDays ?? 0,
+            price: p.price,
+            currency: p.currency,
+            active: p.active ? 1 : 0,
+          }),
+        ],
       ),
     );
     return created === 0 ? { kind: 'id_taken' } : { kind: 'created', product: { ...p, created } };
@@ -82,7 +92,7 @@ export class RedisCommerceStore implements CommerceStore {
     if (patch.price !== undefined) fields.push('price', patch.price);
     if (patch.currency !== undefined) fields.push('currency', patch.currency);
     if (patch.active !== undefined) fields.push('active', patch.active ? 1 : 0);
-    const flat = (await this.run.tmProductUpdate([this.productKey(id)], fields)) as string[];
+    const flat = (await this.run.tmProductUpdate([this.productKey(id)], [JSON.stringify({ fields })])) as string[];
     return flat.length === 0 ? undefined : parseProduct(id, pairs(flat));
   }
 

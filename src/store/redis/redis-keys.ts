@@ -55,9 +55,14 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       this.keyScripts.tmCreateKeyEv,
       accountId,
       [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
-      [id, input.maxKeys ?? '', ...Object.entries(fields).flat()],
+      { id, max_keys: input.maxKeys ?? -1, fields: Object.entries(fields).flat().map(String) },
       this.wanted('key.created')
-        ? [newId('evt'), keyCreatedData({ id, accountId, name: input.name, prefix: input.prefix, expiresAt: input.expiresAt })]
+        ? {
+            key: {
+              id: newId('evt'),
+              data: keyCreatedData({ id, accountId, name: input.name, prefix: input.prefix, expiresAt: input.expiresAt }),
+            },
+          }
         : undefined,
     );
     if (Number(made) === 0) return { kind: 'account_not_found' };
@@ -90,7 +95,10 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
     if (patch.budget !== undefined) fields.push('bg', encodeBudget(patch.budget));
     // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
-    const flat = tuple(await this.keyScripts.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], fields), 'UPDATE_ACCOUNT') as string[];
+    const flat = tuple(
+      await this.keyScripts.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], [JSON.stringify({ fields })]),
+      'UPDATE_ACCOUNT',
+    ) as string[];
     return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat), this.now());
   }
 
@@ -139,8 +147,8 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       this.keyScripts.tmRevokeEv,
       accountId,
       [this.a(accountId, `k:${keyId}`)],
-      [],
-      this.wanted('key.revoked') ? [newId('evt'), keyRevokedData(keyId, accountId)] : undefined,
+      {},
+      this.wanted('key.revoked') ? { key: { id: newId('evt'), data: keyRevokedData(keyId, accountId) } } : undefined,
     );
     return Number(reply) === 1;
   }

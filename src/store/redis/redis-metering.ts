@@ -4,12 +4,13 @@
  * slot (layout: lua/README.md), which the key and account layers use too.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { monthEnds, periodStarts } from '../../limits/budget';
+import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
-import { compactUuid, newId } from '../ids';
+import { compactUuid } from '../ids';
+import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
 import { ROLLUP_DAYS } from '../records/rollups';
 import type { RedisStoreOptions } from './redis-model-limits';
@@ -17,6 +18,12 @@ import { RedisOutbox } from './redis-outbox';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 
 const DUPLICATE: SettleResult = { kind: 'duplicate' };
+
+/** The budgets' periods in force at `ms`, by name (the scripts' `starts`). */
+function startsOf(ms: number): { day: number; week: number; month: number } {
+  const [day, week, month] = periodStarts(ms);
+  return { day, week, month };
+}
 
 export abstract class RedisMetering extends RedisOutbox implements MeteringStore {
   private readonly meteringScripts;
@@ -47,22 +54,23 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     const A = r.accountId;
     const now = this.now();
     const keys = [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')];
-    const args = [
-      r.requestId,
-      r.fixed,
-      r.unit,
-      r.allowance,
-      r.leaseMs,
-      r.model,
-      r.keyId ?? '',
-      this.windowMs,
-      r.defaultAllowance ? 1 : 0,
-      ...periodStarts(now),
-    ];
+    const input = {
+      id: r.requestId,
+      fixed: r.fixed,
+      unit: r.unit,
+      allowance: r.allowance,
+      lease_ms: r.leaseMs,
+      model: r.model,
+      key_id: r.keyId ?? '',
+      window_ms: this.windowMs,
+      default_allowance: r.defaultAllowance === true,
+      starts: startsOf(now),
+    };
     // Without events (no delivery worker), the plain RESERVE; else the wrapped one, which marks the account's outbox
     // only after a budget's refusal wrote budget.exceeded.
-    if (!this.wanted('budget.exceeded')) return parseReserveReply(await this.meteringScripts.tmReserve(keys, args));
-    return parseReserveReply(await this.runWrapped(this.meteringScripts.tmReserveEv, A, keys, args, [newId('evt'), ...monthEnds(now)]));
+    if (!this.wanted('budget.exceeded')) return parseReserveReply(await this.meteringScripts.tmReserve(keys, [JSON.stringify(input)]));
+    const budget = budgetEvents(A, r.keyId ?? null, { threshold: false, exceeded: true }, now);
+    return parseReserveReply(await this.runWrapped(this.meteringScripts.tmReserveEv, A, keys, input, { budget }));
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
@@ -94,52 +102,46 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       this.a(A, 'u'),
       this.a(A, 't'),
     ];
-    const args = [
-      s.requestId,
-      s.chargedTokens,
-      s.promptTokens,
-      s.completionTokens,
-      s.model,
-      s.estimated ? 1 : 0,
-      s.stream ? 1 : 0,
-      s.status,
-      SETTLE_DEDUP_SECONDS,
-      s.keyId ?? '',
-      this.windowMs,
-      ...periodStarts(now),
-      s.endpoint ?? 'chat',
-      s.cachedTokens ?? 0,
-      s.reasoningTokens ?? 0,
-      s.toolCalls ?? 0,
-      s.toolTokens ?? 0,
-      compactUuid(s.requestId),
-      ROLLUP_DAYS,
-    ];
+    const input = {
+      id: s.requestId,
+      charged: s.chargedTokens,
+      prompt: s.promptTokens,
+      completion: s.completionTokens,
+      cached: s.cachedTokens ?? 0,
+      reasoning: s.reasoningTokens ?? 0,
+      tool_calls: s.toolCalls ?? 0,
+      tool_tokens: s.toolTokens ?? 0,
+      model: s.model,
+      endpoint: s.endpoint ?? 'chat',
+      estimated: s.estimated ? 1 : 0,
+      stream: s.stream ? 1 : 0,
+      status: s.status,
+      key_id: s.keyId ?? '',
+      rid: compactUuid(s.requestId),
+      ttl: SETTLE_DEDUP_SECONDS,
+      window_ms: this.windowMs,
+      starts: startsOf(now),
+      rollup_days: ROLLUP_DAYS,
+    };
     // Without events (beside a host's serving store), the plain SETTLE.
-    const reply = events ? await this.settleWithEvents(keys, args, s, now) : await this.meteringScripts.tmSettle(keys, args);
+    const reply = events
+      ? await this.runWrapped(this.meteringScripts.tmSettleEv, A, keys, input, this.settleEvents(s, now))
+      : await this.meteringScripts.tmSettle(keys, [JSON.stringify(input)]);
     const [tag, , balance] = tuple(reply, 'SETTLE');
     if (tag === 'ok') return { kind: 'settled', balance: Number(balance) };
     if (tag === 'duplicate') return DUPLICATE;
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
   }
 
-  private async settleWithEvents(keys: string[], args: (string | number)[], s: Settlement, now: number) {
-    const usage = this.wanted('usage.settled');
-    const low = this.wanted('balance.low');
+  /** The events a settlement may write, as wanted (lua/events/after-settle.lua). */
+  private settleEvents(s: Settlement, now: number) {
     const threshold = this.wanted('budget.threshold');
     const exceeded = this.wanted('budget.exceeded');
-    return this.runWrapped(this.meteringScripts.tmSettleEv, s.accountId, keys, args, [
-      usage ? 1 : 0,
-      s.requestId,
-      usage ? usageSettledData(s) : '',
-      low ? 1 : 0,
-      low ? newId('evt') : '',
-      this.wants.lowBalanceTokens,
-      threshold ? 1 : 0,
-      exceeded ? 1 : 0,
-      threshold || exceeded ? newId('evt') : '',
-      ...(threshold || exceeded ? monthEnds(now) : [0, 0]),
-    ]);
+    return {
+      usage: this.wanted('usage.settled') ? { id: s.requestId, data: usageSettledData(s) } : undefined,
+      low: this.wanted('balance.low') ? lowBalanceEvent(s.accountId, this.wants.lowBalanceTokens) : undefined,
+      budget: threshold || exceeded ? budgetEvents(s.accountId, s.keyId ?? null, { threshold, exceeded }, now) : undefined,
+    };
   }
 
   async ping(): Promise<void> {

@@ -50,8 +50,8 @@ export abstract class RedisModelLimits implements ModelLimitStore {
 
   async admitModel(model: string, c: LimitCheck): Promise<AdmitResult> {
     const { rpm = 0, tpm = 0, maxConcurrent = 0 } = c.limits;
-    const args = [c.requestId, c.tokens, c.leaseMs, this.windowMs, rpm, tpm, maxConcurrent];
-    return parseAdmitReply(await this.limitScripts.tmLimitAdmit(this.modelKeys(model), args), 'model', c.tokens);
+    const input = { id: c.requestId, tokens: c.tokens, lease_ms: c.leaseMs, window_ms: this.windowMs, rpm, tpm, cc: maxConcurrent };
+    return parseAdmitReply(await this.limitScripts.tmLimitAdmit(this.modelKeys(model), [JSON.stringify(input)]), 'model', c.tokens);
   }
 
   async endModel(model: string, requestId: string, how: LimitEnd): Promise<void> {

@@ -7,15 +7,10 @@ import type { Cluster, Redis } from 'ioredis';
 import { newId } from '../ids';
 import type { EventOutbox } from '../ports/event-outbox';
 import { NO_EVENTS, type EventType, type EventWants, type OutboxEvent } from '../records/events';
+import { packageExpiryTemplate } from './event-templates';
 import { luaScript } from './lua-scripts';
 import { defineScripts, type RunScript } from './define-scripts';
 import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
-
-/** The KEYS and ARGV a wrapped script takes beyond its own (lua/events/wrap.lua). */
-export interface EventParts {
-  key: string;
-  args: (string | number)[];
-}
 
 export abstract class RedisOutbox extends RedisModelLimits implements EventOutbox {
   protected wants: EventWants = NO_EVENTS;
@@ -42,11 +37,6 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     return `${this.prefix}evacc`;
   }
 
-  /** The outbox key and event arguments for a wrapped script; `args` already ends with their count. */
-  protected eventParts(accountId: string, args: (string | number)[]): EventParts {
-    return { key: this.slot(accountId, 'ev'), args: [...args, args.length] };
-  }
-
   /**
    * Runs `plain` when no event is wanted (`events` undefined), else `wrapped` with the account's outbox and the event
    * arguments (runWrapped).
@@ -56,27 +46,26 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     wrapped: RunScript,
     accountId: string,
     keys: string[],
-    args: (string | number)[],
-    events: (string | number)[] | undefined,
+    input: Record<string, unknown>,
+    events: Record<string, unknown> | undefined,
   ): Promise<unknown> {
-    if (events === undefined) return plain(keys, args);
-    return this.runWrapped(wrapped, accountId, keys, args, events);
+    if (events === undefined) return plain(keys, [JSON.stringify(input)]);
+    return this.runWrapped(wrapped, accountId, keys, input, events);
   }
 
   /**
-   * Runs a wrapped script (lua/events/wrap.lua) with the account's outbox and the event arguments, and returns the
-   * original script's reply. Marks the account only when the step wrote the first event of an empty outbox: most
-   * steps write none, and under a usage.settled endpoint's load the outbox stays marked between hand-ons.
+   * Runs a wrapped script (lua/events/wrap.lua) with the account's outbox and the event arguments (the input's `ev`),
+   * and returns the original script's reply. Marks the account only when the step wrote the first event of an empty
+   * outbox: most steps write none, and under a usage.settled endpoint's load the outbox stays marked between hand-ons.
    */
   protected async runWrapped(
     wrapped: RunScript,
     accountId: string,
     keys: string[],
-    args: (string | number)[],
-    events: (string | number)[],
+    input: Record<string, unknown>,
+    ev: Record<string, unknown>,
   ): Promise<unknown> {
-    const ev = this.eventParts(accountId, events);
-    const [mark, reply] = (await wrapped([...keys, ev.key], [...args, ...ev.args])) as [number, unknown];
+    const [mark, reply] = (await wrapped([...keys, this.slot(accountId, 'ev')], [JSON.stringify({ ...input, ev })])) as [number, unknown];
     if (Number(mark) === 1) await this.markEvents(accountId);
     return reply;
   }
@@ -136,7 +125,16 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     if (!expiring && !expired) return;
     const written = await this.outboxScripts.tmPackageExpiry(
       [this.slot(accountId, 'p'), this.slot(accountId, 'pe'), this.slot(accountId, 'ev')],
-      [Math.floor(this.now() / 1000), warnSeconds, expiring ? 1 : 0, expired ? 1 : 0, newId('evt'), accountId],
+      [
+        JSON.stringify({
+          now: Math.floor(this.now() / 1000),
+          warn: warnSeconds,
+          expiring,
+          expired,
+          id: newId('evt'),
+          data: packageExpiryTemplate(accountId),
+        }),
+      ],
     );
     if (Number(written) > 0) await this.markEvents(accountId);
   }

@@ -26,6 +26,7 @@ import {
   TRIAL_GRANT,
 } from '../records/account';
 import type { UsageQuery, UsageRecord } from '../records/metering';
+import { lowBalanceEvent } from './event-templates';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { RedisKeys } from './redis-keys';
@@ -117,7 +118,13 @@ export class RedisStore extends RedisKeys implements Store {
     };
     await this.accountScripts.tmCreateAccount(
       [this.a(id, 'a'), this.a(id, 'p'), this.a(id, 'g')],
-      [pkg?.id ?? '', pkg ? `${pkg.tokens}:${pkg.expiresAt ?? 0}:${pkg.tokens}:${created}` : '', ...Object.entries(hash).flat()],
+      [
+        JSON.stringify({
+          package_id: pkg?.id ?? '',
+          package: pkg ? `${pkg.tokens}:${pkg.expiresAt ?? 0}:${pkg.tokens}:${created}` : '',
+          fields: Object.entries(hash).flat().map(String),
+        }),
+      ],
     );
     // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
     // account is listed last, so a half-made account is never reachable.
@@ -193,8 +200,8 @@ export class RedisStore extends RedisKeys implements Store {
       this.accountScripts.tmUpdateAccountEv,
       accountId,
       [this.a(accountId, 'a')],
-      fields,
-      disabling ? [newId('evt'), JSON.stringify({ account_id: accountId })] : undefined,
+      { fields },
+      disabling ? { disabled: { id: newId('evt'), data: JSON.stringify({ account_id: accountId }) } } : undefined,
     );
     const flat = tuple(reply, 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat), this.now());
@@ -210,16 +217,12 @@ export class RedisStore extends RedisKeys implements Store {
       this.accountScripts.tmGrantEv,
       accountId,
       [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'g')],
-      [id, input.tokens, input.expiresAt ?? 0, options.once ?? '', MAX_UNSPENT_TOKENS],
+      { id, tokens: input.tokens, expires_at: input.expiresAt ?? 0, once: options.once ?? '', max_unspent: MAX_UNSPENT_TOKENS },
       granted || low
-        ? [
-            granted ? 1 : 0,
-            granted ? newId('evt') : '',
-            granted ? packageGrantedData(accountId, { id, ...input }, options.once) : '',
-            low ? 1 : 0,
-            low ? newId('evt') : '',
-            this.wants.lowBalanceTokens,
-          ]
+        ? {
+            granted: granted ? { id: newId('evt'), data: packageGrantedData(accountId, { id, ...input }, options.once) } : undefined,
+            low: low ? lowBalanceEvent(accountId, this.wants.lowBalanceTokens) : undefined,
+          }
         : undefined,
     );
     const [tag, a, b] = tuple(reply, 'GRANT');

@@ -141,9 +141,9 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
 
   async enqueue(endpointId: string, ds: readonly NewDelivery[]): Promise<void> {
     if (ds.length === 0) return;
-    const args: (string | number)[] = [this.base, endpointId, Math.floor(Date.now() / 1000)];
-    for (const d of ds) args.push(d.eventId, newId('dlv'), d.type, d.body);
-    await this.run.tmWhEnqueue([`${this.base}eps`, `${this.base}seq`], args);
+    const events = ds.map((d) => ({ id: d.eventId, delivery: newId('dlv'), type: d.type, body: d.body }));
+    const input = { base: this.base, endpoint: endpointId, created: Math.floor(Date.now() / 1000), events };
+    await this.run.tmWhEnqueue([`${this.base}eps`, `${this.base}seq`], [JSON.stringify(input)]);
   }
 
   async heads(endpointId: string, limit: number): Promise<Delivery[]> {
@@ -169,9 +169,13 @@ export class RedisWebhookStore implements WebhookStore, DeliveryQueues {
 
   async recordAttempt(attempt: DeliveryAttempt, outcomes: readonly RecordedOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
-    const args: (string | number)[] = [this.base, JSON.stringify(attempt), attempt.error === null ? 0 : 1, DELIVERY_HISTORY];
-    for (const { deliveryId, outcome } of outcomes) args.push(deliveryId, outcome.kind, outcome.kind === 'retry' ? outcome.retryAtMs : 0);
-    await this.run.tmWhRecord([], args);
+    const deliveries = outcomes.map(({ deliveryId, outcome }) => ({
+      id: deliveryId,
+      outcome: outcome.kind,
+      retry_at: outcome.kind === 'retry' ? outcome.retryAtMs : 0,
+    }));
+    const input = { base: this.base, attempt: JSON.stringify(attempt), failed: attempt.error !== null, keep: DELIVERY_HISTORY, deliveries };
+    await this.run.tmWhRecord([], [JSON.stringify(input)]);
   }
 
   async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {

@@ -1,6 +1,6 @@
--- After GRANT: package.granted when credited (EV[1] '1', EV[2] event id, EV[3] data), and balance.low's re-arming
--- (EV[4] '1', EV[5] event id, EV[6] default threshold).
+-- After GRANT: package.granted when credited (EV.granted: {id, data}, when wanted), and balance.low's re-arming
+-- (EV.low, when wanted: see ev_low_balance).
 if reply[1] == 'ok' then
-  if EV[1] == '1' then ev_emit(EV[2], 'package.granted', EV[3]) end
-  if EV[4] == '1' then ev_low_balance(EV[5], EV[6]) end
+  if EV.granted then ev_emit(EV.granted.id, 'package.granted', EV.granted.data) end
+  if EV.low then ev_low_balance(EV.low) end
 end

@@ -1,2 +1,2 @@
--- Before REVOKE: whether the key was live; after it, key.revoked only for its first revocation. EV: event id, data.
+-- Before REVOKE: whether the key was live (events/after-revoke.lua writes key.revoked only for its first revocation).
 local ev_was = redis.call('HGET', KEYS[1], 'revoked')

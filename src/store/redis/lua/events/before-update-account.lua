@@ -1,2 +1,2 @@
--- Before UPDATE_ACCOUNT: the status; after it, account.disabled when it went from active to disabled. EV: id, data.
+-- Before UPDATE_ACCOUNT: the account's status (events/after-update-account.lua compares it with the new one).
 local ev_was = redis.call('HGET', KEYS[1], 'status')

@@ -1,10 +1,12 @@
--- PACKAGE_EXPIRY: package.expiring for each package with tokens left that expires within ARGV warn seconds of ARGV
--- now, and package.expired for each that has expired, each written once per package however many processes sweep:
+-- PACKAGE_EXPIRY: package.expiring for each package with tokens left that expires within warn seconds of now, and package.expired for each that has expired, each written once per package however many processes sweep:
 -- {A}:pe (package id -> 'expiring' | 'expired', the last written) is checked and set in this same step.
--- KEYS: p pe ev. ARGV: now (s), warn (s), '1' expiring wanted, '1' expired wanted, base event id, account id.
+-- KEYS: p pe ev. A: now (s), warn (s), expiring and expired (whether wanted), id (a base event id), data (the
+-- payload's template, helpers/fill.lua: slots package_id, tokens, remaining, expires_at).
 -- Reply: the number of events written.
-local now, warn = tonumber(ARGV[1]), tonumber(ARGV[2])
-local want = { ['package.expiring'] = ARGV[3] == '1', ['package.expired'] = ARGV[4] == '1' }
+--#include helpers/args.lua
+--#include helpers/fill.lua
+local now, warn = A.now, A.warn
+local want = { ['package.expiring'] = A.expiring, ['package.expired'] = A.expired }
 local flat = redis.call('HGETALL', KEYS[1])
 local written = 0
 for i = 1, #flat, 2 do
@@ -17,8 +19,8 @@ for i = 1, #flat, 2 do
     if not skip and want['package.' .. kind] then
       redis.call('HSET', KEYS[2], flat[i], kind)
       written = written + 1
-      redis.call('XADD', KEYS[3], '*', 'id', ARGV[5] .. written, 'type', 'package.' .. kind, 'created', now, 'data',
-        string.format('{"account_id":"%s","package_id":"%s","tokens":%d,"remaining":%d,"expires_at":%d}', ARGV[6], flat[i], tokens, rem, exp))
+      redis.call('XADD', KEYS[3], '*', 'id', A.id .. written, 'type', 'package.' .. kind, 'created', now, 'data',
+        fill(A.data, { package_id = flat[i], tokens = tonumber(tokens), remaining = rem, expires_at = exp }))
     end
   end
 end

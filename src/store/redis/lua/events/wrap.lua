@@ -1,7 +1,7 @@
 -- A step of the store that writes the events its outcome calls for, in the same atomic step: the step (slot `base`,
 -- a script of its own, unchanged) runs as a function after `before` and its reply, in `reply`, is read by `after`.
--- Takes the account's outbox stream {A}:ev as one KEY more (the last) and the event arguments as ARGV more (see
--- events/prologue.lua). Replies {1 if the account's outbox was empty before this step's events else 0, the step's
+-- Takes the account's outbox stream {A}:ev as one KEY more (the last) and the event arguments as the input's `ev`
+-- (events/prologue.lua). Replies {1 if the account's outbox was empty before this step's events else 0, the step's
 -- reply}: the store marks the account only then (a non-empty outbox is marked already, and the hand-on unmarks it only
 -- once it has seen it empty; redis-outbox.ts).
 --#include events/prologue.lua

@@ -1,5 +1,5 @@
 -- RESERVE: checks the key (when there is one) is live and allowed the model and the account is active, then
--- reserves fixed + per × unit tokens, where per is the largest completion allowance (≤ ARGV allowance) that both the
+-- reserves fixed + per × unit tokens, where per is the largest completion allowance (≤ allowance) that both the
 -- account's balance and the key's cap (cap − spent − reserved on the key) cover. Refuses when they cannot cover
 -- fixed + unit. A request id that already holds a reservation has it replaced (or, when refused, dropped).
 -- The key's and the account's budgets, when they have one, lower per as the balance does (key first), and refuse
@@ -9,16 +9,17 @@
 -- Guarantees: reservations never exceed the account's balance nor any key's cap nor any budget, however many proxies
 -- reserve at once; a disabled account is refused at once, on every process; no level ever admits past its limits
 -- (helpers/limit-functions.lua).
--- KEYS: a k p r ra (k: the key's hash; any name in the slot when ARGV key id is ""). ARGV: request id, fixed, unit,
--- allowance, lease ms, model, key id, limit window ms, default allowance ('1': tpm limits may lower it), and the
--- budgets' current day, week and month starts.
+-- KEYS: a k p r ra (k: the key's hash; any name in the slot when key_id is ""). A: id (the request's), fixed, unit,
+-- allowance, lease_ms, model, key_id, window_ms (the limits'), default_allowance (true: tpm limits may lower it),
+-- starts (the budgets' current periods: {day, week, month}).
 -- Reply: {'ok', per, amount, [level name, lim_use...]...} | {'short', available, 'account'|'key'} |
 -- {'budget', 'key'|'account', tokens, period, used, period start, requested} |
 -- {'limited', level name, amount, lim_check's refusal..., lim_use...} | {'invalid', reason} | {'account', reason} | {'model'}.
+--#include helpers/args.lua
 --#include helpers/now-and-purge.lua
 --#include helpers/account-levels.lua
 --#include helpers/budgets.lua
-local key_id = ARGV[7]
+local key_id = A.key_id
 local key
 if key_id ~= '' then
   key = redis.call('HMGET', KEYS[2], 'revoked', 'expires_at', 'models', 'limit', 'rl', 'bg')
@@ -30,14 +31,14 @@ end
 local account = redis.call('HMGET', KEYS[1], 'status', 'debt', 'rl', 'bg')
 if not account[1] then return {'account', 'not_found'} end
 if account[1] ~= 'active' then return {'account', 'disabled'} end
-if key and key[3] ~= '' and not string.find(key[3], '\n' .. ARGV[6] .. '\n', 1, true) then return {'model'} end
+if key and key[3] ~= '' and not string.find(key[3], '\n' .. A.model .. '\n', 1, true) then return {'model'} end
 purge(KEYS[1], KEYS[4], KEYS[5])
 local levels = account_levels(key and key[5], account[3], key_id)
-local window_ms, lease_ms = tonumber(ARGV[8]), tonumber(ARGV[5])
+local window_ms, lease_ms = A.window_ms, A.lease_ms
 -- A request that reserves again (with a better prompt count) replaces what it holds; refused, it holds nothing.
-local prior = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1])
+local prior = drop_reservation(KEYS[1], KEYS[4], KEYS[5], A.id)
 local function refused(reply)
-  if prior then levels_end(levels, ARGV[1], 'undo', 0, window_ms) end
+  if prior then levels_end(levels, A.id, 'undo', 0, window_ms) end
   return reply
 end
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved'))
@@ -51,13 +52,12 @@ if key and key[4] ~= '' then
     limited_by = 'key'
   end
 end
-local fixed, unit, allowance = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local fixed, unit, allowance = A.fixed, A.unit, A.allowance
 if available < fixed + unit then return refused({'short', available, limited_by}) end
 -- Budgets count like the balance: the allowance is lowered to what the tightest leaves, refused below one token.
 local budgets = nil
 if (key and key[6] or '') ~= '' or (account[4] or '') ~= '' then
-  local starts = { day = tonumber(ARGV[10]), week = tonumber(ARGV[11]), month = tonumber(ARGV[12]) }
-  budgets = { key = key and budget_of(KEYS[2], key[6], starts), account = budget_of(KEYS[1], account[4], starts) }
+  budgets = { key = key and budget_of(KEYS[2], key[6], A.starts), account = budget_of(KEYS[1], account[4], A.starts) }
   for _, name in ipairs({'key', 'account'}) do
     local b = budgets[name]
     if b then
@@ -72,7 +72,7 @@ end
 -- No output (embeddings: unit 0): the reservation is the prompt's alone.
 local per = 0
 if unit > 0 then per = math.min(allowance, math.floor((available - fixed) / unit)) end
-if levels and ARGV[9] == '1' and unit > 0 then
+if levels and A.default_allowance and unit > 0 then
   -- A default allowance (no max_tokens) is lowered to what each tpm could ever admit, as the balance lowers it.
   for _, l in ipairs(levels) do
     if l.tpm > 0 then per = math.max(1, math.min(per, math.floor((l.tpm - fixed) / unit))) end
@@ -82,7 +82,7 @@ local amount = math.ceil(fixed + per * unit)
 if levels then
   for _, l in ipairs(levels) do
     lim_purge(l.w, l.t, l.c, now_ms, window_ms)
-    local over = lim_check(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, ARGV[1], amount, now_ms, window_ms)
+    local over = lim_check(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, A.id, amount, now_ms, window_ms)
     if over then
       local reply = {'limited', l.name, amount, unpack(over)}
       for _, v in ipairs(lim_use(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, now_ms, window_ms)) do reply[#reply + 1] = v end
@@ -97,14 +97,14 @@ if budgets then
   if budgets.key then key_p = budget_hold(budgets.key, amount) end
   counted = ':' .. account_p .. ':' .. key_p
 end
-redis.call('ZADD', KEYS[4], now_ms + lease_ms, ARGV[1])
-redis.call('HSET', KEYS[5], ARGV[1], amount .. ':' .. key_id .. counted)
+redis.call('ZADD', KEYS[4], now_ms + lease_ms, A.id)
+redis.call('HSET', KEYS[5], A.id, amount .. ':' .. key_id .. counted)
 redis.call('HINCRBY', KEYS[1], 'reserved', amount)
 if key then redis.call('HINCRBY', KEYS[2], 'reserved', amount) end
 local reply = {'ok', per, amount}
 if levels then
   for _, l in ipairs(levels) do
-    lim_commit(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, ARGV[1], amount, now_ms, window_ms, lease_ms)
+    lim_commit(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, A.id, amount, now_ms, window_ms, lease_ms)
     reply[#reply + 1] = l.name
     for _, v in ipairs(lim_use(l.w, l.t, l.c, l.rpm, l.tpm, l.cc, now_ms, window_ms)) do reply[#reply + 1] = v end
   end

@@ -7,35 +7,37 @@
 -- hour is still refused; a marker of the old layout (the per-request key {A}:s:R, KEYS[6]) counts until it expires,
 -- so an upgrade mid-request cannot charge twice. The same step adds the request to the account's rollup of its UTC
 -- day ({A}:d:<day>: per model and per key, see ROLLUP), so daily totals never read the ledger.
--- KEYS: a k p r ra marker u t. ARGV: request id, charged, prompt, completion, model, estimated, stream, status, ttl,
--- key id, limit window ms, the budgets' current day, week and month starts, endpoint, cached, reasoning (the ledger
--- and the totals take these two only when not 0), tool calls, tool tokens, the request id in base64url when it is a
--- UUID ("" otherwise: the ledger keeps it as `rid`, 22 characters, else as `request_id`). Reply: {'ok', stream id, the account's balance after the charge
--- (live packages less debt and open reservations)} | {'duplicate'}.
+-- KEYS: a k p r ra marker u t. A: id (the request's), charged, prompt, completion, cached, reasoning (the ledger and
+-- the totals take these two only when not 0), tool_calls, tool_tokens, model, endpoint, estimated, stream (0 or 1),
+-- status, key_id ("" for none), rid (a UUID request id's 16 bytes in base64url, "" for any other id: the ledger keeps
+-- it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the limits'), starts (the
+-- budgets' current periods: {day, week, month}), rollup_days (how long a day's rollup is kept).
+-- Reply: {'ok', stream id, the account's balance after the charge (live packages less debt and open reservations)} |
+-- {'duplicate'}.
+--#include helpers/args.lua
 --#include helpers/now-and-purge.lua
 --#include helpers/account-levels.lua
 --#include helpers/budgets.lua
 --#include helpers/settled-marks.lua
 --#include helpers/rollups.lua
-local mark, ttl = settled_mark(ARGV[1]), tonumber(ARGV[9])
+local mark, ttl = settled_mark(A.id), A.ttl
 -- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
 -- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
 -- through the markers: 25 hour buckets, which doubled the step's time in Redis when every SETTLE read them.
-if redis.call('HEXISTS', KEYS[5], ARGV[1]) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl)) then
+if redis.call('HEXISTS', KEYS[5], A.id) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl)) then
   return {'duplicate'}
 end
-local flags = level_flags(ARGV[10])
-levels_end(flags.levels, ARGV[1], 'settle', tonumber(ARGV[2]), tonumber(ARGV[11]))
-local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], ARGV[1]) or {'', ''}
+local flags = level_flags(A.key_id)
+levels_end(flags.levels, A.id, 'settle', A.charged, A.window_ms)
+local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], A.id) or {'', ''}
 if flags.key_bg ~= '' or flags.account_bg ~= '' then
-  local starts = { day = tonumber(ARGV[12]), week = tonumber(ARGV[13]), month = tonumber(ARGV[14]) }
-  local charged = tonumber(ARGV[2])
-  local b = budget_of(KEYS[1], flags.account_bg, starts)
+  local charged = A.charged
+  local b = budget_of(KEYS[1], flags.account_bg, A.starts)
   if b then budget_charge(b, counted[1], charged) end
-  b = budget_of(KEYS[2], flags.key_bg, starts)
+  b = budget_of(KEYS[2], flags.key_bg, A.starts)
   if b then budget_charge(b, counted[2], charged) end
 end
-local left = tonumber(ARGV[2])
+local left = A.charged
 -- What the live packages hold after the charge, for the reply's balance (read on the way when packages are charged).
 local unspent
 if left > 0 then
@@ -66,34 +68,33 @@ if left > 0 then
 else
   unspent = live_balance(KEYS[3])
 end
--- ARGV[20]: a UUID request id's 16 bytes in base64url (22 characters, not 36), kept as rid; "" for any other id.
-local rid = ARGV[20]
-local entry = {(rid and rid ~= '') and 'rid' or 'request_id', (rid and rid ~= '') and rid or ARGV[1], 'key_id', ARGV[10], 'model', ARGV[5], 'prompt_tokens', ARGV[3], 'completion_tokens', ARGV[4],
-  'charged_tokens', ARGV[2], 'estimated', ARGV[6], 'stream', ARGV[7], 'status', ARGV[8], 'endpoint', ARGV[15]}
-local cached, reasoning = ARGV[16], ARGV[17]
-if cached ~= '0' then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
-if reasoning ~= '0' then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
--- The hosted tool line (ARGV[18] calls, ARGV[19] tokens, both already in charged): only when not 0.
-if ARGV[18] and ARGV[18] ~= '0' then
-  entry[#entry + 1] = 'tool_calls'; entry[#entry + 1] = ARGV[18]
-  entry[#entry + 1] = 'tool_tokens'; entry[#entry + 1] = ARGV[19]
+local entry = {A.rid ~= '' and 'rid' or 'request_id', A.rid ~= '' and A.rid or A.id, 'key_id', A.key_id, 'model', A.model,
+  'prompt_tokens', A.prompt, 'completion_tokens', A.completion, 'charged_tokens', A.charged, 'estimated', A.estimated,
+  'stream', A.stream, 'status', A.status, 'endpoint', A.endpoint}
+local cached, reasoning = A.cached, A.reasoning
+if cached ~= 0 then entry[#entry + 1] = 'cached_tokens'; entry[#entry + 1] = cached end
+if reasoning ~= 0 then entry[#entry + 1] = 'reasoning_tokens'; entry[#entry + 1] = reasoning end
+-- The hosted tool line (both already in charged): only when not 0.
+if A.tool_calls ~= 0 then
+  entry[#entry + 1] = 'tool_calls'; entry[#entry + 1] = A.tool_calls
+  entry[#entry + 1] = 'tool_tokens'; entry[#entry + 1] = A.tool_tokens
 end
 local id = redis.call('XADD', KEYS[7], '*', unpack(entry))
 local function add_totals(h)
   redis.call('HINCRBY', h, 'requests', 1)
-  redis.call('HINCRBY', h, 'prompt_tokens', ARGV[3])
-  redis.call('HINCRBY', h, 'completion_tokens', ARGV[4])
-  if cached ~= '0' then redis.call('HINCRBY', h, 'cached_tokens', cached) end
-  if reasoning ~= '0' then redis.call('HINCRBY', h, 'reasoning_tokens', reasoning) end
+  redis.call('HINCRBY', h, 'prompt_tokens', A.prompt)
+  redis.call('HINCRBY', h, 'completion_tokens', A.completion)
+  if cached ~= 0 then redis.call('HINCRBY', h, 'cached_tokens', cached) end
+  if reasoning ~= 0 then redis.call('HINCRBY', h, 'reasoning_tokens', reasoning) end
 end
 add_totals(KEYS[8])
-redis.call('HINCRBY', KEYS[8], 'charged_tokens', ARGV[2])
-if ARGV[10] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
+redis.call('HINCRBY', KEYS[8], 'charged_tokens', A.charged)
+if A.key_id ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
   add_totals(KEYS[2])
-  redis.call('HINCRBY', KEYS[2], 'spent', ARGV[2])
+  redis.call('HINCRBY', KEYS[2], 'spent', A.charged)
   redis.call('HSET', KEYS[2], 'last_used', now_s)
 end
 settle_mark(mark, ttl)
 local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'ru')
-roll_up(held[3], ARGV[5], ARGV[10], {1, ARGV[3], ARGV[4], cached, reasoning, ARGV[2]}, tonumber(ARGV[21]))
+roll_up(held[3], A.model, A.key_id, {1, A.prompt, A.completion, cached, reasoning, A.charged}, A.rollup_days)
 return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}

@@ -1,12 +1,13 @@
 -- RECORD_ATTEMPT: appends one attempt (a single event's POST, or a batch's) to each of its pending deliveries;
 -- delivered or failed, a delivery leaves its endpoint's queue and joins the ended ones, of which the oldest past keep
--- are dropped (their event may be queued again then). A failed attempt ('1') is also kept as the endpoint's last
--- error. KEYS: none. ARGV: base, attempt JSON, '1' failed, keep, then per delivery: id, outcome (delivered|retry|
--- failed), retry at (ms). Reply: how many were pending and recorded.
-local base, attempt, failed, keep = ARGV[1], ARGV[2], ARGV[3] == '1', tonumber(ARGV[4])
+-- are dropped (their event may be queued again then). A failed attempt is also kept as the endpoint's last
+-- error. KEYS: none. A: base, attempt (JSON), failed (true or false), keep, deliveries (each {id, outcome
+-- (delivered|retry|failed), retry_at (ms)}). Reply: how many were pending and recorded.
+--#include helpers/args.lua
+local base, attempt, failed, keep = A.base, A.attempt, A.failed, A.keep
 local recorded = 0
-for i = 5, #ARGV, 3 do
-  local d, outcome = ARGV[i], ARGV[i + 1]
+for _, delivery in ipairs(A.deliveries) do
+  local d, outcome = delivery.id, delivery.outcome
   local dk = base .. 'd:' .. d
   local state = redis.call('HMGET', dk, 'status', 'endpoint')
   if state[1] == 'pending' then
@@ -15,7 +16,7 @@ for i = 5, #ARGV, 3 do
     redis.call('RPUSH', base .. 'a:' .. d, attempt)
     if failed then redis.call('SET', base .. 'le:' .. e, attempt) end
     if outcome == 'retry' then
-      redis.call('HSET', dk, 'next', ARGV[i + 2])
+      redis.call('HSET', dk, 'next', delivery.retry_at)
     else
       redis.call('HSET', dk, 'status', outcome, 'next', 0)
       redis.call('ZREM', base .. 'q:' .. e, d)
