@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics';
 import type { OwnerShipSource } from '../store/ports/owner-ship-source';
 import type { ResponseOwners } from '../store/ports/response-owners';
 import type { ShipSource } from '../store/ports/ship-source';
-import { isWholeStore, type ServingStore } from '../store/ports/store';
+import { boundStore, isWholeStore, type ServingStore, type Store } from '../store/ports/store';
 import { archivedUsage } from './archived-ledger';
 import { archivedOwners } from './archived-owners';
 import { PgLedgerArchive } from './ledger-archive';
@@ -23,7 +23,8 @@ type ArchiveConfig = Pick<MeterConfig, 'ledgerDatabaseUrl' | 'ledgerHotHours' | 
 
 export interface OpenedArchive {
   /** The store, its ledger read from both homes when archived. */
-  wrap<S extends ServingStore>(store: S): S;
+  wrap(store: Store): Store;
+  wrap(store: ServingStore): ServingStore;
   /** Stored responses' owners, read from both homes when archived. */
   owners(live: ResponseOwners): ResponseOwners;
   /** Starts the shippers, if there are any. */
@@ -64,7 +65,11 @@ export function openLedgerArchive(
       : undefined;
   const failed = metrics.storeErrors.labels({ op: 'response_owner_archive' });
   return {
-    wrap: (store) => (archive && source && isWholeStore(store) ? { ...store, usage: archivedUsage(store, source, archive) } : store),
+    // The store's bound members (boundStore), not a spread of it: a class instance's methods live on its prototype.
+    wrap: ((store: ServingStore) =>
+      archive && source && isWholeStore(store)
+        ? { ...boundStore(store), usage: archivedUsage(store, source, archive) }
+        : store) as OpenedArchive['wrap'],
     owners: (live) => (owners ? archivedOwners(live, owners, { logger, failed: () => failed.inc() }) : live),
     start: () => {
       shipper?.start();

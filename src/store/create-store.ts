@@ -8,6 +8,8 @@ import { MemorySessionStore } from './memory/memory-session-store';
 import { MemoryStore } from './memory/memory-store';
 import { RedisCommerceStore } from './redis/redis-commerce-store';
 import { RedisSessionStore } from './redis/redis-session-store';
+import { RedisOutbox } from './redis/redis-outbox';
+import { closeRedis, redisShared } from './redis/redis-shared';
 import { RedisStore, redisClientOptions } from './redis/redis-store';
 import type { SessionStore } from './ports/session-store';
 import type { WebhookBackend, WebhookStore } from './ports/webhook-store';
@@ -58,8 +60,8 @@ export interface DeliveryStores {
 /** The delivery worker's stores on a duplicate of `client` (same server, prefix and options). */
 export function redisDeliveryStores(client: Redis | Cluster, options: { prefix: string; limitWindowMs?: number }): DeliveryStores {
   const own = client.duplicate();
-  const outbox = new RedisStore(own, options);
-  return { outbox, webhooks: new RedisWebhookStore(own, { prefix: options.prefix }), close: () => outbox.close() };
+  const outbox = new RedisOutbox(redisShared(own, options));
+  return { outbox, webhooks: new RedisWebhookStore(own, { prefix: options.prefix }), close: () => closeRedis(own) };
 }
 
 /** What the host gave instead of what the configuration would open: its own Redis client, sessions, commerce. */

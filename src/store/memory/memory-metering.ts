@@ -1,19 +1,19 @@
 /**
  * The memory store's accounts and keys, and its metering path over them: reserve, renew, release and settle, each one
- * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold. The layer
- * of MemoryStore (memory-store.ts) above the model limits; the key and account layers build on its state.
+ * synchronous step (so atomic in Node's event loop), with the key and account rate-limit windows they hold. A part of
+ * MemoryStore (memory-store.ts), over its shared state (memory-state.ts).
  */
 import { periodEnd } from '../../limits/budget';
 import { admitAll, LimitWindow, type HeldLevel } from '../../limits/limit-window';
 import type { MeteringStore } from '../ports/metering-store';
 import type { ReserveRequest, ReserveResult, Settlement, SettleResult } from '../records/metering';
-import { budgetViews, chargeBudgets, holdBudgets, unholdBudget, type BudgetView } from './memory-budgets';
+import { budgetViews, chargeBudgets, holdBudgets, type BudgetView } from './memory-budgets';
 import { LedgerCursors } from './memory-ledger';
-import { rollUp, SettledMarks } from './memory-rollups';
-import { MemoryModelLimits } from './memory-model-limits';
+import { rollUp } from './memory-rollups';
+import type { MemoryState } from './memory-state';
 import { checkBudget, checkLowBalance, emitEvent } from './memory-outbox';
 import { addUsage, capLeft, type Account, type Key, type Reservation } from './memory-records';
-import { NO_EVENTS, usageSettledData, type EventWants } from '../records/events';
+import { usageSettledData } from '../records/events';
 
 export interface MemoryStoreOptions {
   /** The clock, in ms: leases, expiry, and the budgets' periods. Default Date.now. */
@@ -30,46 +30,36 @@ export interface MemoryStoreOptions {
   limitWindowMs?: number;
 }
 
-export abstract class MemoryMetering extends MemoryModelLimits implements MeteringStore {
-  protected readonly accounts = new Map<string, Account>();
-  protected readonly keys = new Map<string, Key>();
-  private readonly ledgerLimit: number;
-  private readonly dedupMs: number;
+export class MemoryMetering implements MeteringStore {
+  readonly kind = 'memory' as const;
   private readonly cursors = new LedgerCursors();
-  /** Which events to write (memory-outbox.ts); none until an endpoint wants some. */
-  protected wants: EventWants = NO_EVENTS;
 
-  constructor(options: MemoryStoreOptions = {}) {
-    super(options);
-    this.ledgerLimit = options.ledgerLimit ?? 10_000;
-    this.dedupMs = (options.settleDedupSeconds ?? 600) * 1000;
-  }
-
-  protected seconds(): number {
-    return Math.floor(this.now() / 1000);
-  }
+  constructor(
+    private readonly state: MemoryState,
+    private readonly ledgerLimit: number,
+  ) {}
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    const acc = this.accounts.get(r.accountId);
-    const key = r.keyId === null ? undefined : this.keys.get(r.keyId);
+    const acc = this.state.accounts.get(r.accountId);
+    const key = r.keyId === null ? undefined : this.state.keys.get(r.keyId);
     if (r.keyId !== null) {
       if (!key || key.record.accountId !== r.accountId) return { kind: 'invalid_key', reason: 'not_found' };
       if (key.record.revokedAt !== null) return { kind: 'invalid_key', reason: 'revoked' };
-      if (key.record.expiresAt !== null && key.record.expiresAt <= this.seconds()) return { kind: 'invalid_key', reason: 'expired' };
+      if (key.record.expiresAt !== null && key.record.expiresAt <= this.state.seconds()) return { kind: 'invalid_key', reason: 'expired' };
     }
     if (!acc) return { kind: 'account_not_found' };
     if (acc.record.status !== 'active') return { kind: 'account_disabled' };
     if (key && key.record.models !== null && !key.record.models.includes(r.model)) return { kind: 'model_not_allowed' };
-    this.purge(acc);
+    this.state.purge(acc);
     // A request that reserves again (with a better prompt count) replaces what it holds, or drops it when refused.
-    const prior = this.dropReservation(acc, r.requestId);
+    const prior = this.state.dropReservation(acc, r.requestId);
     const levels = this.levels(acc, key);
-    const now = this.now();
+    const now = this.state.now();
     const refused = (result: ReserveResult): ReserveResult => {
       if (prior && levels) for (const l of levels) l.window.end(r.requestId, { kind: 'undo' }, now);
       return result;
     };
-    const accountLeft = this.available(acc);
+    const accountLeft = this.state.available(acc);
     const keyLeft = key ? capLeft(key) : Infinity;
     const available = Math.min(accountLeft, keyLeft);
     if (available < r.fixed + r.unit) {
@@ -82,7 +72,7 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       const left = b.budget.tokens - b.used;
       if (left < budgetLeft) budgetLeft = left;
       if (left < r.fixed + r.unit) {
-        if (this.wants.types.has('budget.exceeded')) checkBudget(acc, b, r.keyId, this.wants.types, true);
+        if (this.state.wants.types.has('budget.exceeded')) checkBudget(acc, b, r.keyId, this.state.wants.types, true);
         const requested = Math.ceil(r.fixed + r.unit);
         const resetsAt = periodEnd(b.budget.period, b.start);
         return refused({
@@ -110,36 +100,36 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     const held = acc?.reservations.get(requestId);
     if (!acc || !held) return false;
-    const now = this.now();
+    const now = this.state.now();
     held.deadline = now + leaseMs;
-    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.renew(requestId, leaseMs, now);
+    for (const l of this.levels(acc, this.state.keyOf(held.keyId)) ?? []) l.window.renew(requestId, leaseMs, now);
     return true;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     const held = acc?.reservations.get(requestId);
     if (!acc || !held) return;
-    for (const l of this.levels(acc, this.keyOf(held.keyId)) ?? []) l.window.end(requestId, { kind: 'release' }, this.now());
-    this.dropReservation(acc, requestId);
+    for (const l of this.levels(acc, this.state.keyOf(held.keyId)) ?? []) l.window.end(requestId, { kind: 'release' }, this.state.now());
+    this.state.dropReservation(acc, requestId);
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
-    const acc = this.accounts.get(s.accountId);
+    const acc = this.state.accounts.get(s.accountId);
     if (!acc) throw new Error(`settle for unknown account ${s.accountId}`);
-    const nowMs = this.now();
+    const nowMs = this.state.now();
     if (acc.settled.has(s.requestId, nowMs)) return { kind: 'duplicate' };
-    this.purge(acc);
-    const held = this.dropReservation(acc, s.requestId);
-    const key = this.keyOf(s.keyId);
+    this.state.purge(acc);
+    const held = this.state.dropReservation(acc, s.requestId);
+    const key = this.state.keyOf(s.keyId);
     for (const l of this.levels(acc, key) ?? []) l.window.end(s.requestId, { kind: 'settle', tokens: s.chargedTokens }, nowMs);
     const budgets = budgetViews(key, acc, nowMs);
     if (budgets) chargeBudgets(budgets, held?.budgets, s.chargedTokens);
     let left = s.chargedTokens;
-    const now = this.seconds();
+    const now = this.state.seconds();
     const live = acc.packages
       .filter((p) => p.remaining > 0 && (p.expiresAt === null || p.expiresAt > now))
       .sort((a, b) => (a.expiresAt ?? Infinity) - (b.expiresAt ?? Infinity) || (a.id < b.id ? -1 : 1));
@@ -172,69 +162,28 @@ export abstract class MemoryMetering extends MemoryModelLimits implements Meteri
       acc.ledger.splice(0, acc.ledger.length - this.ledgerLimit);
     acc.settled.add(s.requestId, nowMs);
     rollUp(acc.rollups, s, now);
-    if (this.wants.types.size > 0) this.settledEvents(acc, s, budgets);
-    return { kind: 'settled', balance: this.available(acc) };
+    if (this.state.wants.types.size > 0) this.settledEvents(acc, s, budgets);
+    return { kind: 'settled', balance: this.state.available(acc) };
   }
 
   async ping(): Promise<void> {}
 
   /** usage.settled, balance.low and the budgets' events, when wanted, in the settlement's step. */
   private settledEvents(acc: Account, s: Settlement, budgets: BudgetView[] | undefined): void {
-    const wanted = this.wants.types;
+    const wanted = this.state.wants.types;
     if (wanted.has('usage.settled')) emitEvent(acc, 'usage.settled', usageSettledData(s), s.requestId);
-    if (wanted.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
+    if (wanted.has('balance.low')) checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalanceTokens);
     if (wanted.has('budget.threshold') || wanted.has('budget.exceeded'))
       for (const b of budgets ?? []) checkBudget(acc, b, s.keyId, wanted, false);
-  }
-
-  /** What the account offers now: unexpired package remainders, less debt and open reservations. */
-  protected available(acc: Account): number {
-    return this.unspent(acc) - acc.debt - acc.reserved;
-  }
-
-  /** What the account's live packages hold. */
-  protected unspent(acc: Account): number {
-    const now = this.seconds();
-    return acc.packages.reduce((sum, p) => (p.expiresAt === null || p.expiresAt > now ? sum + p.remaining : sum), 0);
-  }
-
-  /** Drops expired reservations. */
-  protected purge(acc: Account): void {
-    const now = this.now();
-    for (const [id, held] of acc.reservations) if (held.deadline <= now) this.dropReservation(acc, id);
-  }
-
-  /** A new account's settled markers, remembered for the dedup window. */
-  protected settledMarks(): SettledMarks {
-    return new SettledMarks(this.dedupMs);
-  }
-
-  /** Drops the request's reservation, giving back what it held; the reservation, or undefined when it held none. */
-  private dropReservation(acc: Account, requestId: string): Reservation | undefined {
-    const held = acc.reservations.get(requestId);
-    if (!held) return undefined;
-    acc.reservations.delete(requestId);
-    acc.reserved -= held.amount;
-    const key = held.keyId === null ? undefined : this.keys.get(held.keyId);
-    if (key) key.reserved -= held.amount;
-    if (held.budgets) {
-      unholdBudget(acc, held.budgets.account, held.amount);
-      unholdBudget(key, held.budgets.key, held.amount);
-    }
-    return held;
-  }
-
-  private keyOf(keyId: string | null): Key | undefined {
-    return keyId === null ? undefined : this.keys.get(keyId);
   }
 
   /** The key's and the account's levels that have limits (key first); undefined when neither has any. */
   private levels(acc: Account, key: Key | undefined): HeldLevel[] | undefined {
     let out: HeldLevel[] | undefined;
     if (key?.record.limits)
-      (out ??= []).push({ level: 'key', limits: key.record.limits, window: (key.window ??= new LimitWindow(this.windowMs)) });
+      (out ??= []).push({ level: 'key', limits: key.record.limits, window: (key.window ??= new LimitWindow(this.state.windowMs)) });
     if (acc.record.limits)
-      (out ??= []).push({ level: 'account', limits: acc.record.limits, window: (acc.window ??= new LimitWindow(this.windowMs)) });
+      (out ??= []).push({ level: 'account', limits: acc.record.limits, window: (acc.window ??= new LimitWindow(this.state.windowMs)) });
     return out;
   }
 }

@@ -3,8 +3,9 @@
  * records per account). Each method's check-and-change runs synchronously, so it is atomic in Node's event loop, with
  * the same semantics as the Redis scripts (the ports' contract tests keep them equal).
  *
- * One class, written in layers that share its state, one port each: model limits (memory-model-limits.ts), metering
- * over the accounts and keys (memory-metering.ts), keys (memory-keys.ts), and here accounts and the usage ledger.
+ * One store composed of its parts, which share its state (memory-state.ts), one port each: metering
+ * (memory-metering.ts), keys (memory-keys.ts), model limits (memory-model-limits.ts), and here accounts, the usage
+ * ledger and the event outbox.
  */
 import { LimitWindow } from '../../limits/limit-window';
 import type { Store } from '../ports/store';
@@ -32,16 +33,50 @@ import { readRollups } from './memory-rollups';
 import type { DailyQuery, DailyUsage } from '../records/rollups';
 import { checkLowBalance, checkPackageExpiry, dropFromOutbox, emitEvent, eventsOf, readOutbox } from './memory-outbox';
 import { MemoryKeys } from './memory-keys';
+import { MemoryMetering, type MemoryStoreOptions } from './memory-metering';
+import { MemoryModelLimits } from './memory-model-limits';
+import { MemoryState } from './memory-state';
+import { DEFAULT_WINDOW_MS } from '../../limits/limits';
 import { copyAccount, zeroTotals, type Account } from './memory-records';
 
-export class MemoryStore extends MemoryKeys implements Store {
+export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   private readonly byEmail = new Map<string, string>();
+  private readonly state: MemoryState;
+  private readonly metering: MemoryMetering;
+  private readonly keys: MemoryKeys;
+  private readonly limits: MemoryModelLimits;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const now = options.now ?? Date.now;
+    const windowMs = options.limitWindowMs ?? DEFAULT_WINDOW_MS;
+    this.state = new MemoryState(now, windowMs, (options.settleDedupSeconds ?? 600) * 1000);
+    this.metering = new MemoryMetering(this.state, options.ledgerLimit ?? 10_000);
+    this.keys = new MemoryKeys(this.state);
+    this.limits = new MemoryModelLimits({ now, limitWindowMs: windowMs });
+  }
+
+  // The ports, each answered by its part.
+  reserve: Store['reserve'] = (r) => this.metering.reserve(r);
+  renew: Store['renew'] = (accountId, requestId, leaseMs) => this.metering.renew(accountId, requestId, leaseMs);
+  release: Store['release'] = (accountId, requestId) => this.metering.release(accountId, requestId);
+  settle: Store['settle'] = (s) => this.metering.settle(s);
+  ping: Store['ping'] = () => this.metering.ping();
+  findKeyId: Store['findKeyId'] = (hash) => this.keys.findKeyId(hash);
+  getKey: Store['getKey'] = (keyId) => this.keys.getKey(keyId);
+  createKey: Store['createKey'] = (accountId, input) => this.keys.createKey(accountId, input);
+  listKeys: Store['listKeys'] = (accountId) => this.keys.listKeys(accountId);
+  updateKey: Store['updateKey'] = (keyId, patch) => this.keys.updateKey(keyId, patch);
+  revokeKey: Store['revokeKey'] = (keyId) => this.keys.revokeKey(keyId);
+  admitModel: Store['admitModel'] = (model, check) => this.limits.admitModel(model, check);
+  endModel: Store['endModel'] = (model, requestId, how) => this.limits.endModel(model, requestId, how);
+  renewModel: Store['renewModel'] = (model, requestId, leaseMs) => this.limits.renewModel(model, requestId, leaseMs);
+  modelUse: Store['modelUse'] = (model, limits) => this.limits.modelUse(model, limits);
 
   async createAccount(input: NewAccount): Promise<CreateAccountResult> {
     if (input.email !== null && this.byEmail.has(input.email)) return { kind: 'email_taken' };
     const { budget = null, trial = null, ...fields } = input;
-    const record: Account['record'] = { id: newId('acc'), ...fields, created: this.seconds(), limits: input.limits ?? null };
+    const record: Account['record'] = { id: newId('acc'), ...fields, created: this.state.seconds(), limits: input.limits ?? null };
     const acc: Account = {
       record,
       budget,
@@ -51,7 +86,7 @@ export class MemoryStore extends MemoryKeys implements Store {
       debt: 0,
       ledger: [],
       totals: zeroTotals(),
-      settled: this.settledMarks(),
+      settled: this.state.settledMarks(),
       rollups: new Map(),
       grants: new Map(),
       keys: [],
@@ -62,26 +97,27 @@ export class MemoryStore extends MemoryKeys implements Store {
       acc.packages.push(pkg);
       acc.grants.set(TRIAL_GRANT, pkg.id);
     }
-    this.accounts.set(record.id, acc);
+    this.state.accounts.set(record.id, acc);
     if (input.email !== null) this.byEmail.set(input.email, record.id);
-    const account = copyAccount(acc, this.now());
-    if (this.wants.types.has('account.created')) emitEvent(acc, 'account.created', accountData(account));
-    if (pkg && this.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(record.id, pkg, TRIAL_GRANT));
+    const account = copyAccount(acc, this.state.now());
+    if (this.state.wants.types.has('account.created')) emitEvent(acc, 'account.created', accountData(account));
+    if (pkg && this.state.wants.types.has('package.granted'))
+      emitEvent(acc, 'package.granted', packageGrantedData(record.id, pkg, TRIAL_GRANT));
     return { kind: 'created', account };
   }
 
   async getAccount(accountId: string): Promise<AccountState | undefined> {
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     if (!acc) return undefined;
-    this.purge(acc);
+    this.state.purge(acc);
     return {
-      ...copyAccount(acc, this.now()),
-      balance: this.available(acc),
+      ...copyAccount(acc, this.state.now()),
+      balance: this.state.available(acc),
       reserved: acc.reserved,
       debt: acc.debt,
       packages: acc.packages.map((p) => ({ ...p })),
       usage: { ...acc.totals },
-      limitUse: acc.record.limits && (acc.window ?? new LimitWindow(this.windowMs)).use(acc.record.limits, this.now()),
+      limitUse: acc.record.limits && (acc.window ?? new LimitWindow(this.state.windowMs)).use(acc.record.limits, this.state.now()),
     };
   }
 
@@ -91,29 +127,29 @@ export class MemoryStore extends MemoryKeys implements Store {
 
   async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
     const id = this.byEmail.get(email);
-    const acc = id === undefined ? undefined : this.accounts.get(id);
-    return acc ? copyAccount(acc, this.now()) : undefined;
+    const acc = id === undefined ? undefined : this.state.accounts.get(id);
+    return acc ? copyAccount(acc, this.state.now()) : undefined;
   }
 
   async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
     const search = q.search?.toLowerCase();
     const out: AccountRecord[] = [];
-    for (const id of [...this.accounts.keys()].sort()) {
+    for (const id of [...this.state.accounts.keys()].sort()) {
       if (q.after !== undefined && id <= q.after) continue;
-      const acc = this.accounts.get(id) as Account;
+      const acc = this.state.accounts.get(id) as Account;
       if (search !== undefined && !matchesSearch(acc.record, search)) continue;
-      out.push(copyAccount(acc, this.now()));
+      out.push(copyAccount(acc, this.state.now()));
       if (out.length >= q.limit) break;
     }
     return out;
   }
 
   async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     if (!acc) return undefined;
     if (patch.name !== undefined) acc.record.name = patch.name;
     if (patch.status !== undefined) {
-      if (patch.status === 'disabled' && acc.record.status === 'active' && this.wants.types.has('account.disabled'))
+      if (patch.status === 'disabled' && acc.record.status === 'active' && this.state.wants.types.has('account.disabled'))
         emitEvent(acc, 'account.disabled', JSON.stringify({ account_id: accountId }));
       acc.record.status = patch.status;
     }
@@ -121,7 +157,7 @@ export class MemoryStore extends MemoryKeys implements Store {
     if (patch.passwordHash !== undefined) acc.record.passwordHash = patch.passwordHash;
     if (patch.limits !== undefined) acc.record.limits = patch.limits;
     if (patch.budget !== undefined) acc.budget = patch.budget;
-    return copyAccount(acc, this.now());
+    return copyAccount(acc, this.state.now());
   }
 
   private trialPackage(trial: NewTrial, created: number): TokenPackage {
@@ -131,7 +167,7 @@ export class MemoryStore extends MemoryKeys implements Store {
 
   async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
     if (!isGrantable(input.tokens)) return { kind: 'invalid_tokens' };
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     if (!acc) return { kind: 'account_not_found' };
     if (options.once !== undefined) {
       const earlier = acc.grants.get(options.once);
@@ -141,31 +177,34 @@ export class MemoryStore extends MemoryKeys implements Store {
       }
     }
     const paid = Math.min(acc.debt, input.tokens);
-    if (this.unspent(acc) + input.tokens - paid > MAX_UNSPENT_TOKENS) return { kind: 'balance_limit' };
+    if (this.state.unspent(acc) + input.tokens - paid > MAX_UNSPENT_TOKENS) return { kind: 'balance_limit' };
     acc.debt -= paid;
     const pkg: TokenPackage = {
       id: newId('pkg'),
       tokens: input.tokens,
       remaining: input.tokens - paid,
       expiresAt: input.expiresAt,
-      created: this.seconds(),
+      created: this.state.seconds(),
     };
     acc.packages.push(pkg);
     if (options.once !== undefined) acc.grants.set(options.once, pkg.id);
-    if (this.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(accountId, pkg, options.once));
-    if (this.wants.types.has('balance.low')) checkLowBalance(acc, this.available(acc) + acc.reserved, this.wants.lowBalanceTokens);
+    if (this.state.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(accountId, pkg, options.once));
+    if (this.state.wants.types.has('balance.low'))
+      checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalanceTokens);
     return { kind: 'granted', package: { ...pkg } };
   }
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
-    const accountId = q.accountId ?? (q.keyId !== undefined ? this.keys.get(q.keyId)?.record.accountId : undefined);
+    const accountId = q.accountId ?? (q.keyId !== undefined ? this.state.keys.get(q.keyId)?.record.accountId : undefined);
     const scoped = q.accountId !== undefined || q.keyId !== undefined;
-    const accounts = scoped ? [this.accounts.get(accountId ?? '')].filter((a): a is Account => !!a) : [...this.accounts.values()];
+    const accounts = scoped
+      ? [this.state.accounts.get(accountId ?? '')].filter((a): a is Account => !!a)
+      : [...this.state.accounts.values()];
     return readLedgers(accounts, q);
   }
 
   async daily(q: DailyQuery): Promise<DailyUsage> {
-    const accounts = q.accountId !== undefined ? [this.accounts.get(q.accountId)] : [...this.accounts.values()];
+    const accounts = q.accountId !== undefined ? [this.state.accounts.get(q.accountId)] : [...this.state.accounts.values()];
     return readRollups(
       accounts.filter((a): a is Account => !!a).map((a) => a.rollups),
       q,
@@ -173,30 +212,30 @@ export class MemoryStore extends MemoryKeys implements Store {
   }
 
   wantEvents(wants: EventWants): void {
-    this.wants = wants;
+    this.state.wants = wants;
   }
 
   async eventAccounts(sweep: boolean): Promise<string[]> {
-    const all = [...this.accounts.entries()];
+    const all = [...this.state.accounts.entries()];
     return (sweep ? all : all.filter(([, acc]) => (acc.events?.outbox.length ?? 0) > 0)).map(([id]) => id);
   }
 
   async packageEvents(accountId: string, warnSeconds: number): Promise<void> {
-    const acc = this.accounts.get(accountId);
-    if (acc && (this.wants.types.has('package.expiring') || this.wants.types.has('package.expired')))
-      checkPackageExpiry(acc, this.seconds(), warnSeconds, this.wants.types);
+    const acc = this.state.accounts.get(accountId);
+    if (acc && (this.state.wants.types.has('package.expiring') || this.state.wants.types.has('package.expired')))
+      checkPackageExpiry(acc, this.state.seconds(), warnSeconds, this.state.wants.types);
   }
 
   async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {
-    return readOutbox(this.accounts.get(accountId), limit);
+    return readOutbox(this.state.accounts.get(accountId), limit);
   }
 
   async dropEvents(accountId: string, cursors: readonly string[]): Promise<void> {
-    dropFromOutbox(this.accounts.get(accountId), cursors);
+    dropFromOutbox(this.state.accounts.get(accountId), cursors);
   }
 
   async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
-    const acc = this.accounts.get(accountId);
+    const acc = this.state.accounts.get(accountId);
     if (!acc) return false;
     eventsOf(acc).lowAt = tokens;
     return true;

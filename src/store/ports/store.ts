@@ -52,6 +52,31 @@ const BEYOND_SERVING: Record<Exclude<keyof Store, keyof ServingStore | 'daily'>,
   close: true,
 };
 
+/** The serving ports' members (the compiler keeps the list complete). */
+const SERVING: Record<Exclude<keyof ServingStore, 'kind'>, true> = {
+  reserve: true,
+  renew: true,
+  release: true,
+  settle: true,
+  ping: true,
+  findKeyId: true,
+  getKey: true,
+};
+
+/**
+ * The store's members bound to it, as a plain object: what a wrapper spreads and overrides (the archive's `usage`), so
+ * the wrapper never depends on the store being a plain object or on its methods' `this`.
+ */
+export function boundStore(store: Store): Store {
+  const members = [...Object.keys(SERVING), ...Object.keys(BEYOND_SERVING), 'daily'];
+  const bound: Record<string, unknown> = { kind: store.kind };
+  for (const name of members) {
+    const member = (store as unknown as Record<string, unknown>)[name];
+    if (typeof member === 'function') bound[name] = (member as (...a: unknown[]) => unknown).bind(store);
+  }
+  return bound as unknown as Store;
+}
+
 /** Whether a store implements every port, or only the serving ones (a store with some of the rest counts as serving). */
 export function isWholeStore(store: ServingStore): store is Store {
   const members = Object.keys(BEYOND_SERVING) as (keyof typeof BEYOND_SERVING)[];

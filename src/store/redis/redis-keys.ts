@@ -1,9 +1,8 @@
 /**
  * The Redis store's API keys: creating, updating, reading, listing and revoking them, and the lookup indexes (secret
- * hash and key id to account) that live outside the accounts' slots. The layer of RedisStore (redis-store.ts) above
- * the metering path.
+ * hash and key id to account) that live outside the accounts' slots. A part of RedisStore (redis-store.ts), writing its
+ * events through the outbox.
  */
-import type { Cluster, Redis } from 'ioredis';
 import { budgetStatus, encodeBudget } from '../../limits/budget';
 import { encodeLimits } from '../../limits/limits';
 import { newId } from '../ids';
@@ -12,16 +11,18 @@ import type { KeyStore } from '../ports/key-store';
 import type { CreateKeyResult, KeyPatch, KeyRecord, KeyRef, KeyState, NewKey } from '../records/key';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
-import { RedisMetering } from './redis-metering';
-import type { RedisStoreOptions } from './redis-model-limits';
+import type { RedisOutbox } from './redis-outbox';
+import type { RedisShared } from './redis-shared';
 import { pairs, parseKeyRecord, parseKeyRef, parseKeyState, tuple } from './redis-records';
 
-export abstract class RedisKeys extends RedisMetering implements KeyStore {
+export class RedisKeys implements KeyStore {
   private readonly keyScripts;
 
-  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
-    super(redis, options);
-    this.keyScripts = defineScripts(redis, {
+  constructor(
+    private readonly shared: RedisShared,
+    private readonly outbox: RedisOutbox,
+  ) {
+    this.keyScripts = defineScripts(shared.redis, {
       tmCreateKey: luaScript('accounts/create-key.lua'),
       tmCreateKeyEv: luaWithEvents('accounts/create-key.lua', { after: 'events/after-create-key.lua' }),
       tmRevokeEv: luaWithEvents('accounts/revoke.lua', { before: 'events/before-revoke.lua', after: 'events/after-revoke.lua' }),
@@ -50,13 +51,13 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       rl: encodeLimits(input.limits),
       bg: encodeBudget(input.budget),
     };
-    const made = await this.withEvents(
+    const made = await this.outbox.withEvents(
       this.keyScripts.tmCreateKey,
       this.keyScripts.tmCreateKeyEv,
       accountId,
-      [this.a(accountId, 'a'), this.a(accountId, `k:${id}`), this.a(accountId, 'keys')],
+      [this.shared.keys.slot(accountId, 'a'), this.shared.keys.slot(accountId, `k:${id}`), this.shared.keys.slot(accountId, 'keys')],
       { id, max_keys: input.maxKeys ?? -1, fields: Object.entries(fields).flat().map(String) },
-      this.wanted('key.created')
+      this.outbox.wanted('key.created')
         ? {
             key: {
               id: newId('evt'),
@@ -68,8 +69,8 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     if (Number(made) === 0) return { kind: 'account_not_found' };
     if (Number(made) === -1) return { kind: 'key_limit', maxKeys: input.maxKeys as number };
     // The lookup indexes live outside the account's slot; written last, so a half-made key is never reachable.
-    await this.redis.hset(this.global('ka'), id, accountId);
-    await this.redis.set(this.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
+    await this.shared.redis.hset(this.shared.keys.global('ka'), id, accountId);
+    await this.shared.redis.set(this.shared.keys.global(`h:${input.hash}`), `${id} ${accountId}`, 'NX');
     const key: KeyRecord = {
       id,
       accountId,
@@ -83,7 +84,7 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
       spentTokens: 0,
       lastUsed: null,
       limits: input.limits ?? null,
-      budget: input.budget ? budgetStatus(input.budget, undefined, this.now()) : null,
+      budget: input.budget ? budgetStatus(input.budget, undefined, this.shared.now()) : null,
     };
     return { kind: 'created', key };
   }
@@ -96,43 +97,49 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
     if (patch.budget !== undefined) fields.push('bg', encodeBudget(patch.budget));
     // UPDATE_ACCOUNT sets fields of a hash that exists, whichever hash of the slot it is given.
     const flat = tuple(
-      await this.keyScripts.tmUpdateAccount([this.a(accountId, `k:${keyId}`)], [JSON.stringify({ fields })]),
+      await this.keyScripts.tmUpdateAccount([this.shared.keys.slot(accountId, `k:${keyId}`)], [JSON.stringify({ fields })]),
       'UPDATE_ACCOUNT',
     ) as string[];
-    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat), this.now());
+    return flat.length === 0 ? undefined : parseKeyRecord(keyId, accountId, pairs(flat), this.shared.now());
   }
 
   async findKeyId(hash: string): Promise<KeyRef | undefined> {
-    const value = await this.redis.get(this.global(`h:${hash}`));
+    const value = await this.shared.redis.get(this.shared.keys.global(`h:${hash}`));
     return value === null ? undefined : parseKeyRef(value);
   }
 
   /** The account a key belongs to (the `ka` index); undefined for an unknown key. */
-  protected async accountOfKey(keyId: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.global('ka'), keyId)) ?? undefined;
+  async accountOfKey(keyId: string): Promise<string | undefined> {
+    return (await this.shared.redis.hget(this.shared.keys.global('ka'), keyId)) ?? undefined;
   }
 
   async getKey(keyId: string): Promise<KeyState | undefined> {
     const accountId = await this.accountOfKey(keyId);
     if (accountId === undefined) return undefined;
     const reply = await this.keyScripts.tmKeyState(
-      [this.a(accountId, 'a'), this.a(accountId, `k:${keyId}`), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
-      [keyId, this.windowMs],
+      [
+        this.shared.keys.slot(accountId, 'a'),
+        this.shared.keys.slot(accountId, `k:${keyId}`),
+        this.shared.keys.slot(accountId, 'p'),
+        this.shared.keys.slot(accountId, 'r'),
+        this.shared.keys.slot(accountId, 'ra'),
+      ],
+      [keyId, this.shared.windowMs],
     );
     const parts = tuple(reply, 'KEY_STATE');
     if (parts.length === 0) return undefined;
-    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]], this.now());
+    return parseKeyState(keyId, accountId, parts as [string[], string[], string[], number, unknown[]], this.shared.now());
   }
 
   async listKeys(accountId?: string): Promise<KeyRecord[]> {
     const owners: [string, string][] =
       accountId === undefined
-        ? Object.entries(await this.redis.hgetall(this.global('ka')))
-        : (await this.redis.smembers(this.a(accountId, 'keys'))).map((id) => [id, accountId]);
+        ? Object.entries(await this.shared.redis.hgetall(this.shared.keys.global('ka')))
+        : (await this.shared.redis.smembers(this.shared.keys.slot(accountId, 'keys'))).map((id) => [id, accountId]);
     const records = await Promise.all(
-      owners.map(async ([id, owner]) => [id, owner, await this.redis.hgetall(this.a(owner, `k:${id}`))] as const),
+      owners.map(async ([id, owner]) => [id, owner, await this.shared.redis.hgetall(this.shared.keys.slot(owner, `k:${id}`))] as const),
     );
-    const now = this.now();
+    const now = this.shared.now();
     return records
       .filter(([, , h]) => h.created !== undefined)
       .map(([id, owner, h]) => parseKeyRecord(id, owner, h, now))
@@ -142,13 +149,13 @@ export abstract class RedisKeys extends RedisMetering implements KeyStore {
   async revokeKey(keyId: string): Promise<boolean> {
     const accountId = await this.accountOfKey(keyId);
     if (accountId === undefined) return false;
-    const reply = await this.withEvents(
+    const reply = await this.outbox.withEvents(
       this.keyScripts.tmRevoke,
       this.keyScripts.tmRevokeEv,
       accountId,
-      [this.a(accountId, `k:${keyId}`)],
+      [this.shared.keys.slot(accountId, `k:${keyId}`)],
       {},
-      this.wanted('key.revoked') ? { key: { id: newId('evt'), data: keyRevokedData(keyId, accountId) } } : undefined,
+      this.outbox.wanted('key.revoked') ? { key: { id: newId('evt'), data: keyRevokedData(keyId, accountId) } } : undefined,
     );
     return Number(reply) === 1;
   }

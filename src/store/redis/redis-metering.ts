@@ -1,9 +1,7 @@
 /**
  * The Redis store's metering path: reserve, renew, release and settle, each one script of lua/metering/ on the
- * account's slot. The layer of RedisStore (redis-store.ts) above the model limits; it names the keys of an account's
- * slot (layout: lua/README.md), which the key and account layers use too.
+ * account's slot. A part of RedisStore (redis-store.ts), writing its events through the outbox.
  */
-import type { Cluster, Redis } from 'ioredis';
 import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
@@ -13,8 +11,8 @@ import { compactUuid } from '../ids';
 import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
 import { ROLLUP_DAYS } from '../records/rollups';
-import type { RedisStoreOptions } from './redis-model-limits';
-import { RedisOutbox } from './redis-outbox';
+import type { RedisOutbox } from './redis-outbox';
+import type { RedisShared } from './redis-shared';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 
 const DUPLICATE: SettleResult = { kind: 'duplicate' };
@@ -25,12 +23,15 @@ function startsOf(ms: number): { day: number; week: number; month: number } {
   return { day, week, month };
 }
 
-export abstract class RedisMetering extends RedisOutbox implements MeteringStore {
+export class RedisMetering implements MeteringStore {
+  readonly kind = 'redis' as const;
   private readonly meteringScripts;
 
-  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
-    super(redis, options);
-    this.meteringScripts = defineScripts(redis, {
+  constructor(
+    private readonly shared: RedisShared,
+    private readonly outbox: RedisOutbox,
+  ) {
+    this.meteringScripts = defineScripts(shared.redis, {
       tmReserve: luaScript('metering/reserve.lua'),
       tmReserveEv: luaWithEvents('metering/reserve.lua', { after: 'events/after-reserve.lua' }),
       tmRenew: luaScript('metering/renew.lua'),
@@ -40,20 +41,16 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
     });
   }
 
-  /** A key of account `accountId`'s slot. */
-  protected a(accountId: string, part: string): string {
-    return `${this.prefix}{${accountId}}:${part}`;
-  }
-
-  /** A key outside any account's slot. */
-  protected global(name: string): string {
-    return `${this.prefix}${name}`;
-  }
-
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
     const A = r.accountId;
-    const now = this.now();
-    const keys = [this.a(A, 'a'), this.a(A, `k:${r.keyId ?? ''}`), this.a(A, 'p'), this.a(A, 'r'), this.a(A, 'ra')];
+    const now = this.shared.now();
+    const keys = [
+      this.shared.keys.slot(A, 'a'),
+      this.shared.keys.slot(A, `k:${r.keyId ?? ''}`),
+      this.shared.keys.slot(A, 'p'),
+      this.shared.keys.slot(A, 'r'),
+      this.shared.keys.slot(A, 'ra'),
+    ];
     const input = {
       id: r.requestId,
       fixed: r.fixed,
@@ -62,45 +59,46 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       lease_ms: r.leaseMs,
       model: r.model,
       key_id: r.keyId ?? '',
-      window_ms: this.windowMs,
+      window_ms: this.shared.windowMs,
       default_allowance: r.defaultAllowance === true,
       starts: startsOf(now),
     };
     // Without events (no delivery worker), the plain RESERVE; else the wrapped one, which marks the account's outbox
     // only after a budget's refusal wrote budget.exceeded.
-    if (!this.wanted('budget.exceeded')) return parseReserveReply(await this.meteringScripts.tmReserve(keys, [JSON.stringify(input)]));
+    if (!this.outbox.wanted('budget.exceeded'))
+      return parseReserveReply(await this.meteringScripts.tmReserve(keys, [JSON.stringify(input)]));
     const budget = budgetEvents(A, r.keyId ?? null, { threshold: false, exceeded: true }, now);
-    return parseReserveReply(await this.runWrapped(this.meteringScripts.tmReserveEv, A, keys, input, { budget }));
+    return parseReserveReply(await this.outbox.runWrapped(this.meteringScripts.tmReserveEv, A, keys, input, { budget }));
   }
 
   async renew(accountId: string, requestId: string, leaseMs: number): Promise<boolean> {
-    const keys = [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')];
+    const keys = [this.shared.keys.slot(accountId, 'a'), this.shared.keys.slot(accountId, 'r'), this.shared.keys.slot(accountId, 'ra')];
     return Number(await this.meteringScripts.tmRenew(keys, [requestId, leaseMs])) === 1;
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
     await this.meteringScripts.tmRelease(
-      [this.a(accountId, 'a'), this.a(accountId, 'r'), this.a(accountId, 'ra')],
-      [requestId, this.windowMs],
+      [this.shared.keys.slot(accountId, 'a'), this.shared.keys.slot(accountId, 'r'), this.shared.keys.slot(accountId, 'ra')],
+      [requestId, this.shared.windowMs],
     );
   }
 
   async settle(s: Settlement): Promise<SettleResult> {
     const A = s.accountId;
-    const now = this.now();
-    const usage = this.wanted('usage.settled');
-    const low = this.wanted('balance.low');
-    const budgets = this.wanted('budget.threshold') || this.wanted('budget.exceeded');
+    const now = this.shared.now();
+    const usage = this.outbox.wanted('usage.settled');
+    const low = this.outbox.wanted('balance.low');
+    const budgets = this.outbox.wanted('budget.threshold') || this.outbox.wanted('budget.exceeded');
     const events = usage || low || budgets;
     const keys = [
-      this.a(A, 'a'),
-      this.a(A, `k:${s.keyId ?? ''}`),
-      this.a(A, 'p'),
-      this.a(A, 'r'),
-      this.a(A, 'ra'),
-      this.a(A, `s:${s.requestId}`),
-      this.a(A, 'u'),
-      this.a(A, 't'),
+      this.shared.keys.slot(A, 'a'),
+      this.shared.keys.slot(A, `k:${s.keyId ?? ''}`),
+      this.shared.keys.slot(A, 'p'),
+      this.shared.keys.slot(A, 'r'),
+      this.shared.keys.slot(A, 'ra'),
+      this.shared.keys.slot(A, `s:${s.requestId}`),
+      this.shared.keys.slot(A, 'u'),
+      this.shared.keys.slot(A, 't'),
     ];
     const input = {
       id: s.requestId,
@@ -119,13 +117,13 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
       key_id: s.keyId ?? '',
       rid: compactUuid(s.requestId),
       ttl: SETTLE_DEDUP_SECONDS,
-      window_ms: this.windowMs,
+      window_ms: this.shared.windowMs,
       starts: startsOf(now),
       rollup_days: ROLLUP_DAYS,
     };
     // Without events (beside a host's serving store), the plain SETTLE.
     const reply = events
-      ? await this.runWrapped(this.meteringScripts.tmSettleEv, A, keys, input, this.settleEvents(s, now))
+      ? await this.outbox.runWrapped(this.meteringScripts.tmSettleEv, A, keys, input, this.settleEvents(s, now))
       : await this.meteringScripts.tmSettle(keys, [JSON.stringify(input)]);
     const [tag, , balance] = tuple(reply, 'SETTLE');
     if (tag === 'ok') return { kind: 'settled', balance: Number(balance) };
@@ -135,16 +133,16 @@ export abstract class RedisMetering extends RedisOutbox implements MeteringStore
 
   /** The events a settlement may write, as wanted (lua/events/after-settle.lua). */
   private settleEvents(s: Settlement, now: number) {
-    const threshold = this.wanted('budget.threshold');
-    const exceeded = this.wanted('budget.exceeded');
+    const threshold = this.outbox.wanted('budget.threshold');
+    const exceeded = this.outbox.wanted('budget.exceeded');
     return {
-      usage: this.wanted('usage.settled') ? { id: s.requestId, data: usageSettledData(s) } : undefined,
-      low: this.wanted('balance.low') ? lowBalanceEvent(s.accountId, this.wants.lowBalanceTokens) : undefined,
+      usage: this.outbox.wanted('usage.settled') ? { id: s.requestId, data: usageSettledData(s) } : undefined,
+      low: this.outbox.wanted('balance.low') ? lowBalanceEvent(s.accountId, this.outbox.lowBalanceTokens) : undefined,
       budget: threshold || exceeded ? budgetEvents(s.accountId, s.keyId ?? null, { threshold, exceeded }, now) : undefined,
     };
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await this.shared.redis.ping();
   }
 }

@@ -1,47 +1,46 @@
 /**
- * The Redis store's event outbox: each account's stream {A}:ev (written by the wrapped scripts, lua/events/wrap.lua),
- * the `evacc` set of accounts that may have events, and which events to write. The layer of RedisStore
- * (redis-store.ts) under the metering path, so every layer above can write events with its changes.
+ * The Redis store's event outbox, a service of its own: each account's stream {A}:ev (written by the wrapped scripts,
+ * lua/events/wrap.lua), the `evacc` set of accounts that may have events, and which events to write. RedisStore's
+ * parts write their events through it; the delivery worker opens one on a connection of its own (create-store.ts).
  */
-import type { Cluster, Redis } from 'ioredis';
 import { newId } from '../ids';
 import type { EventOutbox } from '../ports/event-outbox';
 import { NO_EVENTS, type EventType, type EventWants, type OutboxEvent } from '../records/events';
 import { packageExpiryTemplate } from './event-templates';
 import { luaScript } from './lua-scripts';
 import { defineScripts, type RunScript } from './define-scripts';
-import { RedisModelLimits, type RedisStoreOptions } from './redis-model-limits';
+import type { RedisShared } from './redis-shared';
 
-export abstract class RedisOutbox extends RedisModelLimits implements EventOutbox {
-  protected wants: EventWants = NO_EVENTS;
+export class RedisOutbox implements EventOutbox {
+  private wants: EventWants = NO_EVENTS;
   private readonly outboxScripts;
 
-  constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
-    super(redis, options);
-    this.outboxScripts = defineScripts(redis, {
+  constructor(private readonly shared: RedisShared) {
+    this.outboxScripts = defineScripts(shared.redis, {
       tmSetLowBalance: luaScript('events/set-low-balance.lua'),
       tmAccountCreated: luaScript('events/account-created.lua'),
       tmPackageExpiry: luaScript('events/package-expiry.lua'),
     });
   }
 
+  /** The balance.low threshold of an account without its own. */
+  get lowBalanceTokens(): number {
+    return this.wants.lowBalanceTokens;
+  }
+
   wantEvents(wants: EventWants): void {
     this.wants = wants;
   }
 
-  private slot(accountId: string, part: string): string {
-    return `${this.prefix}{${accountId}}:${part}`;
-  }
-
   private get marks(): string {
-    return `${this.prefix}evacc`;
+    return this.shared.keys.global('evacc');
   }
 
   /**
    * Runs `plain` when no event is wanted (`events` undefined), else `wrapped` with the account's outbox and the event
    * arguments (runWrapped).
    */
-  protected async withEvents(
+  async withEvents(
     plain: RunScript,
     wrapped: RunScript,
     accountId: string,
@@ -58,19 +57,22 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
    * and returns the original script's reply. Marks the account only when the step wrote the first event of an empty
    * outbox: most steps write none, and under a usage.settled endpoint's load the outbox stays marked between hand-ons.
    */
-  protected async runWrapped(
+  async runWrapped(
     wrapped: RunScript,
     accountId: string,
     keys: string[],
     input: Record<string, unknown>,
     ev: Record<string, unknown>,
   ): Promise<unknown> {
-    const [mark, reply] = (await wrapped([...keys, this.slot(accountId, 'ev')], [JSON.stringify({ ...input, ev })])) as [number, unknown];
+    const [mark, reply] = (await wrapped([...keys, this.shared.keys.slot(accountId, 'ev')], [JSON.stringify({ ...input, ev })])) as [
+      number,
+      unknown,
+    ];
     if (Number(mark) === 1) await this.markEvents(accountId);
     return reply;
   }
 
-  protected wanted(type: EventType): boolean {
+  wanted(type: EventType): boolean {
     return this.wants.types.has(type);
   }
 
@@ -78,30 +80,30 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
    * Marks the account as having events, after a step that may have written some (a spare mark costs one read). A mark
    * lost to a failure here is found by the worker's sweep of every account, so the step's own outcome stands.
    */
-  protected async markEvents(accountId: string): Promise<void> {
-    await this.redis.sadd(this.marks, accountId).catch(() => 0);
+  async markEvents(accountId: string): Promise<void> {
+    await this.shared.redis.sadd(this.marks, accountId).catch(() => 0);
   }
 
   /** account.created, once the account exists (its own step: the account's record is made by plain commands). */
   /** account.created, and package.granted for its trial package (`granted`), as wanted, in one step. */
-  protected async accountCreated(accountId: string, data: string, granted?: string): Promise<void> {
+  async accountCreated(accountId: string, data: string, granted?: string): Promise<void> {
     const created = this.wanted('account.created');
     const trial = granted !== undefined && this.wanted('package.granted');
     if (!created && !trial) return;
     await this.outboxScripts.tmAccountCreated(
-      [this.slot(accountId, 'a'), this.slot(accountId, 'ev')],
+      [this.shared.keys.slot(accountId, 'a'), this.shared.keys.slot(accountId, 'ev')],
       [created ? newId('evt') : '', data, trial ? newId('evt') : '', granted ?? ''],
     );
     await this.markEvents(accountId);
   }
 
   async eventAccounts(sweep: boolean): Promise<string[]> {
-    if (!sweep) return this.redis.smembers(this.marks);
-    return this.redis.zrange(`${this.prefix}accounts`, 0, -1);
+    if (!sweep) return this.shared.redis.smembers(this.marks);
+    return this.shared.redis.zrange(this.shared.keys.global('accounts'), 0, -1);
   }
 
   async readEvents(accountId: string, limit: number): Promise<OutboxEvent[]> {
-    const entries = await this.redis.xrange(this.slot(accountId, 'ev'), '-', '+', 'COUNT', limit);
+    const entries = await this.shared.redis.xrange(this.shared.keys.slot(accountId, 'ev'), '-', '+', 'COUNT', limit);
     return entries.map(([cursor, flat]) => {
       const f: Record<string, string> = {};
       for (let i = 0; i < flat.length; i += 2) f[flat[i]] = flat[i + 1];
@@ -110,13 +112,13 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
   }
 
   async dropEvents(accountId: string, cursors: readonly string[]): Promise<void> {
-    const stream = this.slot(accountId, 'ev');
-    if (cursors.length > 0) await this.redis.xdel(stream, ...cursors);
-    if ((await this.redis.xlen(stream)) > 0) return;
+    const stream = this.shared.keys.slot(accountId, 'ev');
+    if (cursors.length > 0) await this.shared.redis.xdel(stream, ...cursors);
+    if ((await this.shared.redis.xlen(stream)) > 0) return;
     // Unmarked, then checked again: an event written meanwhile is marked again by its writer (the first into an empty
     // outbox marks it) or by this check. Writers rely on this: a non-empty outbox stays marked.
-    await this.redis.srem(this.marks, accountId);
-    if ((await this.redis.xlen(stream)) > 0) await this.markEvents(accountId);
+    await this.shared.redis.srem(this.marks, accountId);
+    if ((await this.shared.redis.xlen(stream)) > 0) await this.markEvents(accountId);
   }
 
   async packageEvents(accountId: string, warnSeconds: number): Promise<void> {
@@ -124,10 +126,10 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
     const expired = this.wanted('package.expired');
     if (!expiring && !expired) return;
     const written = await this.outboxScripts.tmPackageExpiry(
-      [this.slot(accountId, 'p'), this.slot(accountId, 'pe'), this.slot(accountId, 'ev')],
+      [this.shared.keys.slot(accountId, 'p'), this.shared.keys.slot(accountId, 'pe'), this.shared.keys.slot(accountId, 'ev')],
       [
         JSON.stringify({
-          now: Math.floor(this.now() / 1000),
+          now: Math.floor(this.shared.now() / 1000),
           warn: warnSeconds,
           expiring,
           expired,
@@ -140,6 +142,6 @@ export abstract class RedisOutbox extends RedisModelLimits implements EventOutbo
   }
 
   async setLowBalance(accountId: string, tokens: number | null): Promise<boolean> {
-    return Number(await this.outboxScripts.tmSetLowBalance([this.slot(accountId, 'a')], [tokens ?? ''])) === 1;
+    return Number(await this.outboxScripts.tmSetLowBalance([this.shared.keys.slot(accountId, 'a')], [tokens ?? ''])) === 1;
   }
 }

@@ -1,43 +1,24 @@
 /**
  * The shared store: Redis or Redis Cluster through ioredis; every check-and-change is one Lua script on one account's
- * slot (or a model's). One class, written in layers that share its connection and key layout, one port each: model
- * limits (redis-model-limits.ts), metering (redis-metering.ts), keys (redis-keys.ts), and here accounts, the usage
- * ledger, the upgrade from before accounts, and closing.
+ * slot (or a model's). One store composed of its parts, which share its connection and key layout (redis-shared.ts),
+ * one port each: metering (redis-metering.ts), keys (redis-keys.ts), accounts (redis-accounts.ts), model limits
+ * (redis-model-limits.ts) and the event outbox (redis-outbox.ts, a service of its own that the steps write events
+ * through); and here the usage ledger's reads and closing.
  */
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
-import { budgetStatus, encodeBudget } from '../../limits/budget';
-import { encodeLimits } from '../../limits/limits';
-import { matchesSearch, newId } from '../ids';
-import { accountData, packageGrantedData } from '../records/events';
 import type { Store } from '../ports/store';
-import {
-  isGrantable,
-  MAX_UNSPENT_TOKENS,
-  type AccountPatch,
-  type AccountQuery,
-  type AccountRecord,
-  type AccountState,
-  type CreateAccountResult,
-  type GrantOptions,
-  type GrantResult,
-  type NewAccount,
-  type NewPackage,
-  type NewTrial,
-  TRIAL_GRANT,
-} from '../records/account';
 import type { UsageQuery, UsageRecord } from '../records/metering';
-import { lowBalanceEvent } from './event-templates';
-import { luaScript, luaWithEvents } from './lua-scripts';
-import { defineScripts } from './define-scripts';
+import type { DailyQuery, DailyUsage } from '../records/rollups';
+import { RedisAccounts } from './redis-accounts';
 import { RedisKeys } from './redis-keys';
 import { readLedgers } from './redis-ledger';
+import { RedisMetering } from './redis-metering';
+import { RedisModelLimits } from './redis-model-limits';
+import { RedisOutbox } from './redis-outbox';
 import { readRollups } from './redis-rollups';
-import type { DailyQuery, DailyUsage } from '../records/rollups';
-import { migrateLegacyKeys } from './redis-migration';
-import type { RedisStoreOptions } from './redis-model-limits';
-import { StoreReplyError, pairs, parseAccount, parseAccountState, parsePackage, tuple } from './redis-records';
+import { closeRedis, redisShared, type RedisShared, type RedisStoreOptions } from './redis-shared';
 
-export type { RedisStoreOptions } from './redis-model-limits';
+export type { RedisStoreOptions } from './redis-shared';
 
 /** ioredis options for a store that fails closed: no offline queue, bounded command time, endless reconnects. */
 export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
@@ -53,210 +34,74 @@ export function redisClientOptions(commandTimeoutMs: number): RedisOptions {
   };
 }
 
-export class RedisStore extends RedisKeys implements Store {
+export class RedisStore implements Store {
   readonly kind = 'redis' as const;
-  private readonly accountScripts;
+  private readonly shared: RedisShared;
+  /** The event outbox: its own service, which the delivery worker may also open on a connection of its own. */
+  readonly outbox: RedisOutbox;
+  private readonly metering: RedisMetering;
+  private readonly keys: RedisKeys;
+  private readonly accounts: RedisAccounts;
+  private readonly limits: RedisModelLimits;
 
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
-    super(redis, options);
-    this.accountScripts = defineScripts(redis, {
-      tmGrant: luaScript('accounts/grant.lua'),
-      tmGrantEv: luaWithEvents('accounts/grant.lua', { after: 'events/after-grant.lua' }),
-      tmUpdateAccount: luaScript('accounts/update-account.lua'),
-      tmUpdateAccountEv: luaWithEvents('accounts/update-account.lua', {
-        before: 'events/before-update-account.lua',
-        after: 'events/after-update-account.lua',
-      }),
-      tmAccountState: luaScript('accounts/account-state.lua'),
-      tmCreateAccount: luaScript('accounts/create-account.lua'),
-      tmMigrateKey: luaScript('accounts/migrate-key.lua'),
-    });
+    this.shared = redisShared(redis, options);
+    this.outbox = new RedisOutbox(this.shared);
+    this.metering = new RedisMetering(this.shared, this.outbox);
+    this.keys = new RedisKeys(this.shared, this.outbox);
+    this.accounts = new RedisAccounts(this.shared, this.outbox);
+    this.limits = new RedisModelLimits(this.shared);
   }
 
-  /**
-   * Moves keys written before accounts into accounts of their own (see MIGRATE_KEY); a no-op once done. Safe to run
-   * from several processes at once. Resolves to the number of keys this call migrated.
-   */
+  // The ports, each answered by its part.
+  reserve: Store['reserve'] = (r) => this.metering.reserve(r);
+  renew: Store['renew'] = (accountId, requestId, leaseMs) => this.metering.renew(accountId, requestId, leaseMs);
+  release: Store['release'] = (accountId, requestId) => this.metering.release(accountId, requestId);
+  settle: Store['settle'] = (s) => this.metering.settle(s);
+  ping: Store['ping'] = () => this.metering.ping();
+  findKeyId: Store['findKeyId'] = (hash) => this.keys.findKeyId(hash);
+  getKey: Store['getKey'] = (keyId) => this.keys.getKey(keyId);
+  createKey: Store['createKey'] = (accountId, input) => this.keys.createKey(accountId, input);
+  listKeys: Store['listKeys'] = (accountId) => this.keys.listKeys(accountId);
+  updateKey: Store['updateKey'] = (keyId, patch) => this.keys.updateKey(keyId, patch);
+  revokeKey: Store['revokeKey'] = (keyId) => this.keys.revokeKey(keyId);
+  createAccount: Store['createAccount'] = (input) => this.accounts.createAccount(input);
+  getAccount: Store['getAccount'] = (accountId) => this.accounts.getAccount(accountId);
+  getAccounts: Store['getAccounts'] = (accountIds) => this.accounts.getAccounts(accountIds);
+  findAccountByEmail: Store['findAccountByEmail'] = (email) => this.accounts.findAccountByEmail(email);
+  listAccounts: Store['listAccounts'] = (q) => this.accounts.listAccounts(q);
+  updateAccount: Store['updateAccount'] = (accountId, patch) => this.accounts.updateAccount(accountId, patch);
+  grantPackage: Store['grantPackage'] = (accountId, input, options) => this.accounts.grantPackage(accountId, input, options);
+  admitModel: Store['admitModel'] = (model, check) => this.limits.admitModel(model, check);
+  endModel: Store['endModel'] = (model, requestId, how) => this.limits.endModel(model, requestId, how);
+  renewModel: Store['renewModel'] = (model, requestId, leaseMs) => this.limits.renewModel(model, requestId, leaseMs);
+  modelUse: Store['modelUse'] = (model, limits) => this.limits.modelUse(model, limits);
+  wantEvents: Store['wantEvents'] = (wants) => this.outbox.wantEvents(wants);
+  eventAccounts: Store['eventAccounts'] = (sweep) => this.outbox.eventAccounts(sweep);
+  readEvents: Store['readEvents'] = (accountId, limit) => this.outbox.readEvents(accountId, limit);
+  dropEvents: Store['dropEvents'] = (accountId, cursors) => this.outbox.dropEvents(accountId, cursors);
+  packageEvents: Store['packageEvents'] = (accountId, warnSeconds) => this.outbox.packageEvents(accountId, warnSeconds);
+  setLowBalance: Store['setLowBalance'] = (accountId, tokens) => this.outbox.setLowBalance(accountId, tokens);
+
+  /** Moves keys written before accounts into accounts of their own (redis-accounts.ts); a no-op once done. */
   migrate(): Promise<number> {
-    return migrateLegacyKeys({
-      redis: this.redis,
-      prefix: this.prefix,
-      migrateKey: async (keyId) =>
-        Number(
-          await this.accountScripts.tmMigrateKey(
-            [
-              this.a(keyId, 'k'),
-              this.a(keyId, 'a'),
-              this.a(keyId, `k:${keyId}`),
-              this.a(keyId, 'keys'),
-              this.a(keyId, 'ra'),
-              this.a(keyId, 't'),
-              this.a(keyId, 'u'),
-            ],
-            [keyId],
-          ),
-        ),
-    });
-  }
-
-  async createAccount(input: NewAccount): Promise<CreateAccountResult> {
-    const id = newId('acc');
-    const created = Math.floor(Date.now() / 1000);
-    const { trial = null, ...fields } = input;
-    const pkg = trial && trialPackage(trial, created);
-    const hash = {
-      email: input.email ?? '',
-      name: input.name,
-      password_hash: input.passwordHash ?? '',
-      role: input.role,
-      status: input.status,
-      created,
-      debt: 0,
-      reserved: 0,
-      rl: encodeLimits(input.limits),
-      bg: encodeBudget(input.budget),
-    };
-    await this.accountScripts.tmCreateAccount(
-      [this.a(id, 'a'), this.a(id, 'p'), this.a(id, 'g')],
-      [
-        JSON.stringify({
-          package_id: pkg?.id ?? '',
-          package: pkg ? `${pkg.tokens}:${pkg.expiresAt ?? 0}:${pkg.tokens}:${created}` : '',
-          fields: Object.entries(hash).flat().map(String),
-        }),
-      ],
-    );
-    // The email index lives outside the account's slot: claimed after the account exists, undone when taken, and the
-    // account is listed last, so a half-made account is never reachable.
-    if (input.email !== null && (await this.redis.set(this.global(`email:${input.email}`), id, 'NX')) === null) {
-      await this.redis.del(this.a(id, 'a'), this.a(id, 'p'), this.a(id, 'g'));
-      return { kind: 'email_taken' };
-    }
-    // Written before the account is listed: a crash between the two leaves an event for an unlisted account, never a
-    // listed account without its event.
-    await this.accountCreated(id, accountData({ id, ...fields }), pkg ? packageGrantedData(id, pkg, TRIAL_GRANT) : undefined);
-    await this.redis.zadd(this.global('accounts'), 0, id);
-    const budget = input.budget ? budgetStatus(input.budget, undefined, this.now()) : null;
-    return { kind: 'created', account: { id, ...fields, created, limits: input.limits ?? null, budget } };
-  }
-
-  async getAccount(accountId: string): Promise<AccountState | undefined> {
-    const reply = await this.accountScripts.tmAccountState(
-      [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'r'), this.a(accountId, 'ra'), this.a(accountId, 't')],
-      [this.windowMs],
-    );
-    const parts = tuple(reply, 'ACCOUNT_STATE');
-    if (parts.length === 0) return undefined;
-    return parseAccountState(accountId, parts as [string[], string[], string[], number, unknown[]], this.now());
-  }
-
-  /**
-   * One ACCOUNT_STATE script per account, all issued before any reply is awaited: ioredis writes them back to back
-   * and the replies arrive together, so a page costs one round trip, not one per account. Not a MULTI or a pipeline
-   * object: the accounts live in different slots of a cluster, where those would be refused.
-   */
-  async getAccounts(accountIds: readonly string[]): Promise<(AccountState | undefined)[]> {
-    return Promise.all(accountIds.map((id) => this.getAccount(id)));
-  }
-
-  async findAccountByEmail(email: string): Promise<AccountRecord | undefined> {
-    const id = await this.redis.get(this.global(`email:${email}`));
-    return id === null ? undefined : this.accountRecord(id);
-  }
-
-  private async accountRecord(id: string): Promise<AccountRecord | undefined> {
-    const h = await this.redis.hgetall(this.a(id, 'a'));
-    return h.created === undefined ? undefined : parseAccount(id, h, this.now());
-  }
-
-  async listAccounts(q: AccountQuery): Promise<AccountRecord[]> {
-    const search = q.search?.toLowerCase();
-    const out: AccountRecord[] = [];
-    let from = q.after !== undefined ? `(${q.after}` : '-';
-    const page = Math.max(q.limit, 100);
-    while (out.length < q.limit) {
-      const ids = await this.redis.zrangebylex(this.global('accounts'), from, '+', 'LIMIT', 0, page);
-      const records = await Promise.all(ids.map((id) => this.accountRecord(id)));
-      for (const r of records) {
-        if (r && (search === undefined || matchesSearch(r, search)) && out.length < q.limit) out.push(r);
-      }
-      if (ids.length < page) break;
-      from = `(${ids[ids.length - 1]}`;
-    }
-    return out;
-  }
-
-  async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | undefined> {
-    const fields: string[] = [];
-    if (patch.name !== undefined) fields.push('name', patch.name);
-    if (patch.status !== undefined) fields.push('status', patch.status);
-    if (patch.role !== undefined) fields.push('role', patch.role);
-    if (patch.passwordHash !== undefined) fields.push('password_hash', patch.passwordHash ?? '');
-    if (patch.limits !== undefined) fields.push('rl', encodeLimits(patch.limits));
-    if (patch.budget !== undefined) fields.push('bg', encodeBudget(patch.budget));
-    const disabling = patch.status === 'disabled' && this.wanted('account.disabled');
-    const reply = await this.withEvents(
-      this.accountScripts.tmUpdateAccount,
-      this.accountScripts.tmUpdateAccountEv,
-      accountId,
-      [this.a(accountId, 'a')],
-      { fields },
-      disabling ? { disabled: { id: newId('evt'), data: JSON.stringify({ account_id: accountId }) } } : undefined,
-    );
-    const flat = tuple(reply, 'UPDATE_ACCOUNT') as string[];
-    return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat), this.now());
-  }
-
-  async grantPackage(accountId: string, input: NewPackage, options: GrantOptions = {}): Promise<GrantResult> {
-    if (!isGrantable(input.tokens)) return { kind: 'invalid_tokens' };
-    const id = newId('pkg');
-    const granted = this.wanted('package.granted');
-    const low = this.wanted('balance.low');
-    const reply = await this.withEvents(
-      this.accountScripts.tmGrant,
-      this.accountScripts.tmGrantEv,
-      accountId,
-      [this.a(accountId, 'a'), this.a(accountId, 'p'), this.a(accountId, 'g')],
-      { id, tokens: input.tokens, expires_at: input.expiresAt ?? 0, once: options.once ?? '', max_unspent: MAX_UNSPENT_TOKENS },
-      granted || low
-        ? {
-            granted: granted ? { id: newId('evt'), data: packageGrantedData(accountId, { id, ...input }, options.once) } : undefined,
-            low: low ? lowBalanceEvent(accountId, this.wants.lowBalanceTokens) : undefined,
-          }
-        : undefined,
-    );
-    const [tag, a, b] = tuple(reply, 'GRANT');
-    if (tag === 'not_found') return { kind: 'account_not_found' };
-    if (tag === 'limit') return { kind: 'balance_limit' };
-    if (tag === 'duplicate') return { kind: 'duplicate', package: typeof b === 'string' ? parsePackage(String(a), b) : undefined };
-    if (tag !== 'ok') throw new StoreReplyError(`GRANT replied ${String(tag)}`);
-    return {
-      kind: 'granted',
-      package: { id, tokens: input.tokens, remaining: Number(a), expiresAt: input.expiresAt, created: Number(b) },
-    };
+    return this.accounts.migrate();
   }
 
   async usage(q: UsageQuery): Promise<UsageRecord[]> {
     let ids: string[];
     if (q.accountId !== undefined) ids = [q.accountId];
-    else if (q.keyId !== undefined) ids = [await this.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
-    else ids = await this.redis.zrange(this.global('accounts'), 0, -1);
-    return readLedgers(this.redis, ids, (id) => this.a(id, 'u'), q);
+    else if (q.keyId !== undefined) ids = [await this.keys.accountOfKey(q.keyId)].filter((id): id is string => id !== undefined);
+    else ids = await this.shared.redis.zrange(this.shared.keys.global('accounts'), 0, -1);
+    return readLedgers(this.shared.redis, ids, (id) => this.shared.keys.slot(id, 'u'), q);
   }
 
   async daily(q: DailyQuery): Promise<DailyUsage> {
-    const ids = q.accountId !== undefined ? [q.accountId] : await this.redis.zrange(this.global('accounts'), 0, -1);
-    return readRollups(this.redis, ids, (id, part) => this.a(id, part), q);
+    const ids = q.accountId !== undefined ? [q.accountId] : await this.shared.redis.zrange(this.shared.keys.global('accounts'), 0, -1);
+    return readRollups(this.shared.redis, ids, (id, part) => this.shared.keys.slot(id, part), q);
   }
 
-  /** QUIT when connected (pending replies arrive first), else just drop the connection. */
-  async close(): Promise<void> {
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-    else this.redis.disconnect();
+  close(): Promise<void> {
+    return closeRedis(this.shared.redis);
   }
-}
-
-/** A new account's trial package, expiring `validDays` after the account's creation. */
-function trialPackage(trial: NewTrial, created: number): { id: string; tokens: number; expiresAt: number | null } {
-  return { id: newId('pkg'), tokens: trial.tokens, expiresAt: trial.validDays === null ? null : created + trial.validDays * 86_400 };
 }
