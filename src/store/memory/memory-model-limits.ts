@@ -14,8 +14,8 @@ export interface MemoryModelLimitsOptions {
 }
 
 export class MemoryModelLimits implements ModelLimitStore {
-  protected readonly now: () => number;
-  protected readonly windowMs: number;
+  private readonly now: () => number;
+  private readonly windowMs: number;
   /** Model id -> its limit windows; dropped when nothing is held. */
   private readonly modelWindows = new Map<string, LimitWindow>();
 
