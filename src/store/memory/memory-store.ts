@@ -27,7 +27,7 @@ import {
 } from '../records/account';
 import type { TokenPackage } from '../records/common';
 import type { UsageQuery, UsageRecord } from '../records/metering';
-import { accountData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
+import { accountData, accountDisabledData, packageGrantedData, type EventWants, type OutboxEvent } from '../records/events';
 import { readLedgers } from './memory-ledger';
 import { readRollups } from './memory-rollups';
 import type { DailyQuery, DailyUsage } from '../records/rollups';
@@ -150,7 +150,7 @@ export class MemoryStore implements Store {
     if (patch.name !== undefined) acc.record.name = patch.name;
     if (patch.status !== undefined) {
       if (patch.status === 'disabled' && acc.record.status === 'active' && this.state.wants.types.has('account.disabled'))
-        emitEvent(acc, 'account.disabled', JSON.stringify({ account_id: accountId }));
+        emitEvent(acc, 'account.disabled', accountDisabledData(accountId));
       acc.record.status = patch.status;
     }
     if (patch.role !== undefined) acc.record.role = patch.role;

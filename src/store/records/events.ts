@@ -194,6 +194,10 @@ export function keyCreatedData(k: { id: string; accountId: string; name: string;
   return JSON.stringify({ key_id: k.id, account_id: k.accountId, name: k.name, prefix: k.prefix, expires_at: k.expiresAt });
 }
 
+export function accountDisabledData(accountId: string): string {
+  return JSON.stringify({ account_id: accountId });
+}
+
 export function keyRevokedData(keyId: string, accountId: string): string {
   return JSON.stringify({ key_id: keyId, account_id: accountId });
 }

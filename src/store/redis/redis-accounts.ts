@@ -2,7 +2,7 @@
 import { budgetStatus, encodeBudget } from '../../limits/budget';
 import { encodeLimits } from '../../limits/limits';
 import { matchesSearch, newId } from '../ids';
-import { accountData, packageGrantedData } from '../records/events';
+import { accountData, accountDisabledData, packageGrantedData } from '../records/events';
 import type { AccountStore } from '../ports/account-store';
 import {
   isGrantable,
@@ -182,7 +182,7 @@ export class RedisAccounts implements AccountStore {
       accountId,
       [this.shared.keys.slot(accountId, 'a')],
       { fields },
-      disabling ? { disabled: { id: newId('evt'), data: JSON.stringify({ account_id: accountId }) } } : undefined,
+      disabling ? { disabled: { id: newId('evt'), data: accountDisabledData(accountId) } } : undefined,
     );
     const flat = tuple(reply, 'UPDATE_ACCOUNT') as string[];
     return flat.length === 0 ? undefined : parseAccount(accountId, pairs(flat), this.shared.now());
