@@ -2,7 +2,7 @@
  * Stored responses' owners over their two homes, with the archive on: Redis holds each day's owners until the day is
  * shipped and its hot window (LEDGER_HOT_HOURS) has passed, PostgreSQL every shipped day. A lookup asks Redis first,
  * then PostgreSQL for the ids Redis lacks, in one query. PostgreSQL unreachable then: those owners are unknown (`get`:
- * none, `accounts`: null), which every caller refuses as not the caller's (fail closed: never another account's),
+ * none, `items`: null), which every caller refuses as not the caller's (fail closed: never another account's),
  * logged and counted.
  */
 import type { Logger } from '../observability/logger';
@@ -44,12 +44,16 @@ export function archivedOwners(live: ResponseOwners, archive: OwnersArchive, o: 
       const row = (await archived([responseId]))?.get(responseId);
       return row && row.model !== null ? { accountId: row.accountId, model: row.model, tokens: row.tokens ?? undefined } : undefined;
     },
-    async accounts(ids) {
-      const hot = await live.accounts(ids);
+    async items(ids) {
+      const hot = await live.items(ids);
       const missing = [...new Set(ids.filter((_, i) => hot[i] === undefined))];
       if (missing.length === 0) return hot;
       const rows = await archived(missing);
-      return hot.map((account, i) => (account !== undefined ? account : rows === null ? null : rows.get(ids[i])?.accountId));
+      return hot.map((owner, i) => {
+        if (owner !== undefined) return owner;
+        const row = rows === null ? null : rows.get(ids[i]);
+        return row && { accountId: row.accountId, tokens: row.tokens ?? undefined };
+      });
     },
     // Redis first: a day not shipped yet then ships without it.
     async forget(responseId) {

@@ -41,15 +41,26 @@ function promptSize(req: Input, carried: number, count: Size): number {
 }
 
 export class ResponsesPromptSize implements PromptMeasure {
-  tokens: number;
+  tokens = 0;
+  longest: number | undefined;
   exact = false;
 
-  /** `carried`: the tokens of the conversation a previous response holds. Throws RangeError for a body too deep. */
+  /**
+   * `carried`: the tokens of the conversation a previous response holds. `referenced`: what the items given by id can
+   * hold (caller-ids.ts), reserved but left out of the window the proxy checks: a bound, not a count (the upstream
+   * checks its window itself). Throws RangeError for a body too deep.
+   */
   constructor(
     private readonly req: Input,
     private readonly carried: number,
+    private readonly referenced = 0,
   ) {
-    this.tokens = promptSize(req, carried, (text) => Buffer.byteLength(text));
+    this.window(promptSize(req, carried, (text) => Buffer.byteLength(text)));
+  }
+
+  private window(tokens: number): void {
+    this.tokens = tokens + this.referenced;
+    if (this.referenced > 0) this.longest = tokens;
   }
 
   floor(limit: number): number {
@@ -61,7 +72,7 @@ export class ResponsesPromptSize implements PromptMeasure {
   }
 
   counted(counts: readonly number[]): void {
-    this.tokens = promptSize(this.req, this.carried, replay(counts));
+    this.window(promptSize(this.req, this.carried, replay(counts)));
     this.exact = true;
   }
 }

@@ -73,30 +73,40 @@ export function chatIdRefusal(request: ChatRequest): ApiError | undefined {
   return undefined;
 }
 
+/** What a Responses request names that is the caller's: its previous response, and what its items by id can hold. */
+export interface CallerIds {
+  previous: ResponseOwner | undefined;
+  /**
+   * The tokens the upstream can expand the input items given by id into: each one's recorded size, the model's
+   * context length for one recorded without a size or whose owner the archive could not tell; at most the context.
+   */
+  referenced: number;
+}
+
 /**
  * A Responses request: the first id it names that is not the caller's (its tools', its input's, then its previous
- * response), or the
- * previous response's owner record (its tokens carry into the prompt) when every id is. One store read for all items.
+ * response), or what it names (CallerIds) when every id is. One store read for all items; none without ids.
  */
 export async function responsesIdRefusal(
   owners: ResponseOwners,
   accountId: string,
   model: Model,
   request: ResponsesRequest,
-): Promise<ApiError | { previous: ResponseOwner | undefined }> {
+): Promise<ApiError | CallerIds> {
   const refused = toolIdRefusal(request.tools, model);
   if (refused) return refused;
   const input = typeof request.input === 'string' ? [] : request.input;
-  const named: { id: string; param: string; strict: boolean }[] = [];
+  const named: NamedId[] = [];
   for (let i = 0; i < input.length; i++) {
     const item = input[i] as Obj;
     const file = fileRefusal(item.content, `input[${i}].content`);
     if (file) return file;
-    if (typeof item.id === 'string') named.push({ id: item.id, param: `input[${i}].id`, strict: item.type === 'item_reference' });
-    else if (item.type === 'item_reference') return notFound('item', String(item.id), `input[${i}].id`);
+    const reference = item.type === 'item_reference';
+    if (typeof item.id === 'string') named.push({ id: item.id, param: `input[${i}].id`, strict: reference, sized: true });
+    else if (reference) return notFound('item', String(item.id), `input[${i}].id`);
     // An approval answers an MCP call the caller's stored response asked about: that request item must be the caller's.
     if (typeof item.approval_request_id === 'string')
-      named.push({ id: item.approval_request_id, param: `input[${i}].approval_request_id`, strict: true });
+      named.push({ id: item.approval_request_id, param: `input[${i}].approval_request_id`, strict: true, sized: false });
   }
   const previousId = request.previous_response_id;
   let previous: ResponseOwner | undefined;
@@ -104,17 +114,29 @@ export async function responsesIdRefusal(
     previous = await callerResponse(owners, accountId, previousId);
     if (!previous) return responseNotFound(previousId, 'previous_response_id');
   }
-  if (named.length === 0) return { previous };
-  const accounts = await owners.accounts(named.map((n) => n.id));
+  if (named.length === 0) return { previous, referenced: 0 };
+  const items = await owners.items(named.map((n) => n.id));
+  let referenced = 0;
   for (let k = 0; k < named.length; k++) {
-    const owner = accounts[k];
+    const owner = items[k];
     // Never recorded passes unless it must be the caller's; another's is refused. Unknown (null: the archive did not
     // answer) is refused where the id must be the caller's (a reference), and passes on an item the request carries
     // whole (its content is the request's own): PostgreSQL down never refuses a stateless conversation's replay.
-    if (owner === accountId || (owner == null && !named[k].strict)) continue;
-    return notFound('item', named[k].id, named[k].param);
+    if (owner === undefined && !named[k].strict) continue;
+    if (owner === null && !named[k].strict) referenced += model.contextLength;
+    else if (owner?.accountId !== accountId) return notFound('item', named[k].id, named[k].param);
+    else if (named[k].sized) referenced += owner.tokens ?? model.contextLength;
   }
-  return { previous };
+  // The upstream puts no more in the window than it holds, however many items are named.
+  return { previous, referenced: Math.min(referenced, model.contextLength) };
+}
+
+/** An id a request names: where, whether it must be the caller's, whether the upstream expands it into the prompt. */
+interface NamedId {
+  id: string;
+  param: string;
+  strict: boolean;
+  sized: boolean;
 }
 
 /** The ids of a stored response's input items, from the list `GET /v1/responses/{id}/input_items` answers. */

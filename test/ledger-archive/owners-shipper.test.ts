@@ -98,13 +98,14 @@ describe('the response owners shipper', () => {
     const owners = reader();
     expect(await owners.get(a.responseId)).toEqual({ accountId: 'acc_a', model: 'acme/gpt-4o-mini', tokens: 1234 });
     expect(await owners.get(a.itemIds[0])).toBeUndefined();
-    expect(await owners.accounts([a.itemIds[1], a.responseId, 'msg_never'])).toEqual(['acc_a', 'acc_a', undefined]);
+    const a1234 = { accountId: 'acc_a', tokens: 1234 };
+    expect(await owners.items([a.itemIds[1], a.responseId, 'msg_never'])).toEqual([a1234, a1234, undefined]);
     expect(await callerResponse(owners, 'acc_a', a.responseId)).toMatchObject({ accountId: 'acc_a' });
     expect(await callerResponse(owners, 'acc_b', a.responseId)).toBeUndefined();
     // A deleted response is forgotten in PostgreSQL too; its items stay the account's.
     await owners.forget(a.responseId);
     expect(await owners.get(a.responseId)).toBeUndefined();
-    expect(await owners.accounts([a.itemIds[1]])).toEqual(['acc_a']);
+    expect(await owners.items([a.itemIds[1]])).toEqual([a1234]);
   });
 
   it('shortens nothing while PostgreSQL is down; lookups in Redis go on, a miss is refused as unknown and counted', async () => {
@@ -118,7 +119,7 @@ describe('the response owners shipper', () => {
       expect(Math.min(...(await ttls()))).toBeGreaterThan(LONG);
       expect(await source().shipped()).toBe(today() - 4); // the days before, empty, needed nothing of PostgreSQL
       expect(await owners.get(a.responseId)).toMatchObject({ accountId: 'acc_a' }); // unshipped: Redis has it
-      expect(await owners.accounts([a.itemIds[0], 'rs_not_in_redis'])).toEqual(['acc_a', null]);
+      expect(await owners.items([a.itemIds[0], 'rs_not_in_redis'])).toEqual([{ accountId: 'acc_a', tokens: 1234 }, null]);
       expect(await owners.get('resp_not_in_redis')).toBeUndefined();
       expect(failures).toBe(2);
     } finally {
@@ -170,7 +171,7 @@ describe('the response owners shipper', () => {
     await one.pass();
     expect(await real.shipped()).toBeGreaterThanOrEqual(day);
     expect(await redis.pttl(dayKey(prefix, late!, day))).toBeLessThan(2 * DAY);
-    expect(await reader().accounts(['msg_late'])).toEqual(['acc_a']);
+    expect(await reader().items(['msg_late'])).toEqual([{ accountId: 'acc_a', tokens: undefined }]);
   });
 
   it('lets one shipper ship at a time', async () => {

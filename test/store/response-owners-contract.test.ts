@@ -65,11 +65,20 @@ describe.each(['memory', 'redis', 'archived'] as const)('%s response owners', (k
     await shipper?.pass();
   };
 
-  it("records a stored answer's response and items as the account's; ids never recorded have no owner", async () => {
+  /** The accounts of `ids`, as `items` answers them (their sizes aside). */
+  const accounts = async (ids: string[]) => (await owners.items(ids)).map((o) => o && o.accountId);
+
+  it("records a stored answer's response and items as the account's, each with its size; ids never recorded have no owner", async () => {
     await owners.record(answer);
     expect(await owners.get('resp_1')).toEqual({ accountId: 'acc_a', model: 'acme/m', tokens: 42 });
     expect(await owners.get('ws_1')).toBeUndefined();
-    expect(await owners.accounts(['msg_1', 'resp_1', 'msg_other', 'ws_1'])).toEqual(['acc_a', 'acc_a', undefined, 'acc_a']);
+    const a = { accountId: 'acc_a', tokens: 42 };
+    expect(await owners.items(['msg_1', 'resp_1', 'msg_other', 'ws_1'])).toEqual([a, a, undefined, a]);
+    // Shipped to PostgreSQL (where there is one) and read back from it, the size stays beside the owner.
+    await later(3 * DAY);
+    expect(await owners.items(['msg_1'])).toEqual([a]);
+    await owners.record({ ...answer, tokens: undefined, responseId: 'resp_2', itemIds: ['msg_2'] });
+    expect(await owners.items(['msg_2'])).toEqual([{ accountId: 'acc_a', tokens: undefined }]);
     expect(await owners.get('resp_other')).toBeUndefined();
   });
 
@@ -77,10 +86,10 @@ describe.each(['memory', 'redis', 'archived'] as const)('%s response owners', (k
     await owners.record({ ...answer, tokens: undefined });
     await later(30 * DAY - 1000);
     expect(await owners.get('resp_1')).toEqual({ accountId: 'acc_a', model: 'acme/m', tokens: undefined });
-    expect(await owners.accounts(['ws_1'])).toEqual(['acc_a']);
+    expect(await accounts(['ws_1'])).toEqual(['acc_a']);
     await later(10 * DAY + 1000);
     expect(await owners.get('resp_1')).toBeUndefined();
-    expect(await owners.accounts(['ws_1'])).toEqual([undefined]);
+    expect(await accounts(['ws_1'])).toEqual([undefined]);
   });
 
   it('forgets a deleted response, and a response recorded again is found in its newer place', async () => {
@@ -90,7 +99,7 @@ describe.each(['memory', 'redis', 'archived'] as const)('%s response owners', (k
     expect(await owners.get('resp_1')).toMatchObject({ tokens: 99 });
     await owners.forget('resp_1');
     expect(await owners.get('resp_1')).toBeUndefined();
-    expect(await owners.accounts(['msg_1'])).toEqual(['acc_a']);
+    expect(await accounts(['msg_1'])).toEqual(['acc_a']);
   });
 
   if (kind !== 'memory') {
@@ -108,7 +117,7 @@ describe.each(['memory', 'redis', 'archived'] as const)('%s response owners', (k
     it('reads the owners recorded in 10-day buckets before the archive was on, until they expire', async () => {
       await new RedisResponseOwners(redis!, { prefix, now: () => now }).record(answer);
       expect(await owners.get('resp_1')).toMatchObject({ accountId: 'acc_a' });
-      expect(await owners.accounts(['msg_1'])).toEqual(['acc_a']);
+      expect(await accounts(['msg_1'])).toEqual(['acc_a']);
     });
   }
 });

@@ -99,11 +99,12 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
     async prepare(request, accountId, model) {
       // Another account's response or item, or one never answered here: the same 404, so ids cannot be probed.
       const checked = await responsesIdRefusal(owners, accountId, model, request);
-      return 'code' in checked ? checked : (checked.previous?.tokens ?? 0);
+      if ('code' in checked) return checked;
+      return { tokens: checked.previous?.tokens ?? 0, bound: checked.referenced };
     },
     outputCap: (request) => ({ field: 'max_output_tokens', value: request.max_output_tokens ?? undefined }),
     choices: () => 1,
-    prompt: (request, carried) => new ResponsesPromptSize(request, carried),
+    prompt: (request, carried) => new ResponsesPromptSize(request, carried.tokens, carried.bound),
     hostedTools: (request, model) => hostedResponsesPlan(request.tools, request.max_tool_calls, model),
     promptWords: { noun: 'the input takes', field: 'input' },
     stream: (request) => request.stream === true,

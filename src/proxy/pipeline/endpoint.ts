@@ -90,6 +90,19 @@ export interface UpstreamBody {
 }
 
 /** An endpoint on the metered pipeline. `R` is its validated request body. */
+/**
+ * What stored state adds to a prompt: `tokens` the proxy knows are in the window (a previous response's conversation),
+ * `bound` the most the upstream can expand beyond what the proxy sees (items given by id, a stored prompt), reserved
+ * but not held against the window.
+ */
+export interface Carried {
+  tokens: number;
+  bound: number;
+}
+
+/** Nothing stored drawn on: one shared value, no object per request. */
+export const NOTHING_CARRIED: Carried = Object.freeze({ tokens: 0, bound: 0 });
+
 export interface Endpoint<R> {
   name: EndpointName;
   validate(body: unknown): Validated<R>;
@@ -106,12 +119,12 @@ export interface Endpoint<R> {
   /** Completions the request asks for (choices × prompts); the reservation covers each. 0: no output. */
   choices(request: R): number;
   /**
-   * Stored state the request draws on (a previous response): refused unless the account owns it; else the tokens it
-   * carries into the prompt. Only endpoints with stored state have it.
+   * Stored state the request draws on (a previous response, items given by id, a stored prompt): refused unless the
+   * account may use it; else what it carries into the prompt. Only endpoints with stored state have it.
    */
-  prepare?(request: R, accountId: string, model: Model): Promise<ApiError | number>;
+  prepare?(request: R, accountId: string, model: Model): Promise<ApiError | Carried>;
   /** The prompt's measure (`carried`: from `prepare`). May throw RangeError for a body nested too deeply to serialize. */
-  prompt(request: R, carried: number): PromptMeasure;
+  prompt(request: R, carried: Carried): PromptMeasure;
   /** The hosted tool calls the request may make (reserved up front, charged per call); undefined: none. */
   hostedTools?(request: R, model: Model): HostedToolPlan | undefined;
   /** What the context-length refusal says of the prompt, and the field it names: `the messages take`, `messages`. */

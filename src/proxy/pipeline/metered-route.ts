@@ -16,7 +16,7 @@ import type { Metrics } from '../../observability/metrics';
 import { requestFacts } from '../../observability/request-log';
 import type { Pools } from '../../upstreams/pools';
 import type { ExchangeDeps } from '../exchange-context';
-import type { Endpoint } from './endpoint';
+import { NOTHING_CARRIED, type Endpoint } from './endpoint';
 import { forward, unserializable, type Route } from './forward';
 import { planRequest, type Plan } from './plan';
 import { reserve } from './reserve';
@@ -82,13 +82,13 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     facts.model = model;
     const refusal = endpoint.unsupported(request, model);
     if (refusal) return sendError(res, refusal);
-    let carried = 0;
+    let carried = NOTHING_CARRIED;
     if (endpoint.prepare) {
       const prepared = await endpoint.prepare(request, accountId, model).catch((err: Error) => {
         logger.error({ requestId, err: err.message }, 'store unreachable while checking stored state');
         return STORE_UNAVAILABLE;
       });
-      if (typeof prepared !== 'number') return sendError(res, prepared);
+      if ('code' in prepared) return sendError(res, prepared);
       carried = prepared;
     }
     let planned: Plan | ApiError | Promise<Plan | ApiError>;

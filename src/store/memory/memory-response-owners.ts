@@ -1,9 +1,15 @@
 /** The response and item owners in memory (one process only), each dropped after RESPONSE_OWNER_SECONDS. */
-import { RESPONSE_OWNER_SECONDS, type ResponseOwner, type ResponseOwners, type StoredAnswer } from '../ports/response-owners';
+import {
+  RESPONSE_OWNER_SECONDS,
+  type ItemOwner,
+  type ResponseOwner,
+  type ResponseOwners,
+  type StoredAnswer,
+} from '../ports/response-owners';
 
-/** An item's entry names its account; a response's carries its model and tokens too. */
+/** An item's entry names its account and size; a response's carries its model too. */
 interface Entry {
-  accountId: string;
+  item: ItemOwner;
   response: ResponseOwner | undefined;
   expires: number;
 }
@@ -19,10 +25,11 @@ export class MemoryResponseOwners implements ResponseOwners {
     const { accountId, model, tokens } = answer;
     // Re-set ids go last, so the map stays in expiry order for the sweep below.
     this.owners.delete(answer.responseId);
-    this.owners.set(answer.responseId, { accountId, response: { accountId, model, tokens }, expires });
+    const item = { accountId, tokens };
+    this.owners.set(answer.responseId, { item, response: { accountId, model, tokens }, expires });
     for (const id of answer.itemIds) {
       this.owners.delete(id);
-      this.owners.set(id, { accountId, response: undefined, expires });
+      this.owners.set(id, { item, response: undefined, expires });
     }
     // Expired entries leave as new ones arrive: the oldest first, a few per write.
     for (const [id, entry] of this.owners) {
@@ -35,8 +42,8 @@ export class MemoryResponseOwners implements ResponseOwners {
     return this.live(responseId)?.response;
   }
 
-  async accounts(ids: readonly string[]): Promise<(string | undefined)[]> {
-    return ids.map((id) => this.live(id)?.accountId);
+  async items(ids: readonly string[]): Promise<(ItemOwner | undefined)[]> {
+    return ids.map((id) => this.live(id)?.item);
   }
 
   async forget(responseId: string): Promise<void> {

@@ -3,7 +3,7 @@
  * shipped day, a day's owners read a page at a time, and a shipped hash's life shortened to the hot window.
  */
 
-/** One recorded id as shipped: a response's (its model and tokens) or an item's (model and tokens null). */
+/** One recorded id as shipped: a response's (its model and tokens) or an item's (model null; tokens its size, if recorded). */
 export interface OwnerRow {
   id: string;
   /** The UTC day it was recorded in (days since the epoch). */

@@ -13,10 +13,20 @@ export interface ResponseOwner {
   tokens: number | undefined;
 }
 
-/** An answer the upstream stored: its response id and the ids of its output items, all the account's. */
+/**
+ * An answer the upstream stored: its response id and the ids of its items (its output's, or its input's once listed),
+ * all the account's. Each item is recorded with `tokens` as its size: the answer's own (its input and output) bound any
+ * one of its items, so a reference to it is reserved at no less than the upstream can bill for it.
+ */
 export interface StoredAnswer extends ResponseOwner {
   responseId: string;
   itemIds: readonly string[];
+}
+
+/** The account an id was recorded for, and the tokens it can put in a prompt (undefined: recorded without a size). */
+export interface ItemOwner {
+  accountId: string;
+  tokens: number | undefined;
 }
 
 /** How long an owner is kept at least: as long as OpenAI keeps a stored response (30 days). */
@@ -29,10 +39,10 @@ export interface ResponseOwners {
   /** Undefined when no response of that id was stored through this proxy (or it was deleted, or it expired). */
   get(responseId: string): Promise<ResponseOwner | undefined>;
   /**
-   * The account each id (a response's or an item's) was recorded for, in order; undefined for one never recorded;
-   * null for one whose owner could not be told (an archive that did not answer): the caller refuses it.
+   * Whose each id (a response's or an item's) is, and its size, in order; undefined for one never recorded; null for
+   * one whose owner could not be told (an archive that did not answer): the caller refuses it.
    */
-  accounts(ids: readonly string[]): Promise<(string | undefined | null)[]>;
+  items(ids: readonly string[]): Promise<(ItemOwner | undefined | null)[]>;
   /** Forgets a deleted response (its items stay the account's: they are no one else's either way). */
   forget(responseId: string): Promise<void>;
 }

@@ -6,10 +6,11 @@
  * past day into PostgreSQL, then shortens its hashes' life to the hot window, and a lookup reads only the days not
  * shipped yet or still hot (the shipped day, `{own}:sc`, is read at most every 10 s: it only moves forward, so an old
  * value means more days read, never fewer). A response's owner is JSON `{a: account, m: model, t: tokens}`, an item's
- * the account id alone. Plain commands: nothing here checks and changes.
+ * `<account> <tokens>` (its size beside it, a few bytes; the account id alone when recorded without a size). Plain commands: nothing here checks and changes.
  */
 import type { Cluster, Redis } from 'ioredis';
 import {
+  type ItemOwner,
   RESPONSE_OWNER_DAYS,
   RESPONSE_OWNER_SECONDS,
   type ResponseOwner,
@@ -40,9 +41,25 @@ export const shipKeys = (prefix: string) => ({ lease: `${prefix}{own}:sl`, shipp
 
 type Stored = { a: string; m: string; t: number | null };
 
-/** A hash field as the shipper ships it: a response's JSON, or an item's account id. */
+/** An item's hash field: its account, and its size after a space (account ids have none). */
+function itemValue(v: string): ItemOwner {
+  const at = v.indexOf(' ');
+  return at === -1 ? { accountId: v, tokens: undefined } : { accountId: v.slice(0, at), tokens: Number(v.slice(at + 1)) };
+}
+
+/** A hash field's owner: a response's JSON, or an item's account and size. */
+function ownerOf(v: string): ItemOwner {
+  if (!v.startsWith('{')) return itemValue(v);
+  const s = JSON.parse(v) as Stored;
+  return { accountId: s.a, tokens: s.t ?? undefined };
+}
+
+/** A hash field as the shipper ships it: a response's JSON, or an item's account and size (model null). */
 export function ownerRow(id: string, day: number, value: string): OwnerRow {
-  if (!value.startsWith('{')) return { id, day, accountId: value, model: null, tokens: null };
+  if (!value.startsWith('{')) {
+    const item = itemValue(value);
+    return { id, day, accountId: item.accountId, model: null, tokens: item.tokens ?? null };
+  }
   const v = JSON.parse(value) as Stored;
   return { id, day, accountId: v.a, model: v.m, tokens: v.t };
 }
@@ -84,7 +101,8 @@ export class RedisResponseOwners implements ResponseOwners {
     };
     const stored: Stored = { a: answer.accountId, m: answer.model, t: answer.tokens ?? null };
     add(answer.responseId, JSON.stringify(stored));
-    for (const id of answer.itemIds) add(id, answer.accountId);
+    const item = answer.tokens === undefined ? answer.accountId : `${answer.accountId} ${answer.tokens}`;
+    for (const id of answer.itemIds) add(id, item);
     // One MULTI per hash (one slot each): a hash never lives on without its expiry.
     await Promise.all(
       [...fields].map(([k, list]) =>
@@ -104,9 +122,9 @@ export class RedisResponseOwners implements ResponseOwners {
     return { accountId: v.a, model: v.m, tokens: v.t ?? undefined };
   }
 
-  async accounts(ids: readonly string[]): Promise<(string | undefined)[]> {
+  async items(ids: readonly string[]): Promise<(ItemOwner | undefined)[]> {
     const values = await Promise.all(ids.map((id) => this.lookup(id)));
-    return values.map((v) => (v === null ? undefined : v.startsWith('{') ? (JSON.parse(v) as Stored).a : v));
+    return values.map((v) => (v === null ? undefined : ownerOf(v)));
   }
 
   async forget(responseId: string): Promise<void> {
