@@ -7,6 +7,7 @@ import { limitsSchema } from '../limits/limits';
 import { ENDPOINTS } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
 import { hostedToolsSchema } from './hosted-tools';
+import { storedPromptsSchema } from './stored-prompts';
 import { outputCapFieldsSchema } from './output-caps';
 import { drainSeconds, httpUrl, upstreamSchema } from './upstream-schema';
 
@@ -57,6 +58,8 @@ const modelSchema = z.strictObject({
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
   /** Hosted tools the model may be asked for, by type: `{web_search: {per_call_tokens: 2000}}`. Default none. */
   hosted_tools: hostedToolsSchema.optional(),
+  /** Stored prompts (`prompt` on /v1/responses): `{reserve_tokens, hosted_tools}`. Default: refused. */
+  stored_prompts: storedPromptsSchema.optional(),
   /** For display on /v1/models: price per million tokens (cached input: default the input price; an embeddings-only model has no output price). */
   pricing: z
     .strictObject({

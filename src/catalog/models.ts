@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { hasLimits, type Limits } from '../limits/limits';
 import { DEFAULT_ENDPOINTS, type EndpointName } from './endpoints';
 import { hostedToolsOf, type HostedTools } from './hosted-tools';
+import { storedPromptsOf, type StoredPrompts } from './stored-prompts';
 import { outputCapFields, type OutputEndpoint } from './output-caps';
 import { ModelsFileError, parseModelsFile, type ParsedFile, type ParsedModel } from './models-file-schema';
 import { poolOf, singleServerPool, type PoolSpec } from './pool-spec';
@@ -66,6 +67,8 @@ export interface Model {
   capabilities: Capabilities;
   /** The hosted tools it may be asked for (hosted-tools.ts); empty: function and custom tools only. */
   hostedTools: HostedTools;
+  /** Stored prompts it takes (stored-prompts.ts); undefined: `prompt` is refused. */
+  storedPrompts: StoredPrompts | undefined;
   /** `output` is undefined only for a model that serves embeddings alone (it produces no output tokens). */
   pricing: { input: number; cachedInput: number; output: number | undefined; currency: string } | undefined;
   /** The model's own limits; undefined when it has none (the route then skips the model step entirely). */
@@ -132,6 +135,9 @@ function modelOf(
   const embeddingsOnly = servesEmbeddingsOnly(endpoints);
   if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
   const pool = up?.pool ?? ownPool(m.upstream_url ?? defaults.upstreamUrl, ownPools);
+  const hostedTools = hostedToolsOf(m.hosted_tools);
+  const storedPrompts = storedPromptsOf(m.stored_prompts, hostedTools);
+  if (typeof storedPrompts === 'string') throw fail(`model ${m.id}: ${storedPrompts}`);
   return {
     id: m.id,
     upstreamModel: m.upstream_model ?? m.id,
@@ -158,7 +164,8 @@ function modelOf(
       developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
       sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
     },
-    hostedTools: hostedToolsOf(m.hosted_tools),
+    hostedTools,
+    storedPrompts,
     pricing: m.pricing && {
       input: m.pricing.input,
       cachedInput: m.pricing.cached_input ?? m.pricing.input,

@@ -44,6 +44,21 @@ export const responsesRequestSchema = z.looseObject({
     )
     .nullish(),
   reasoning: z.looseObject({}, { error: 'must be an object' }).nullish(),
+  /** A stored prompt: its variables are strings or input parts (text, image, file). */
+  prompt: z
+    .looseObject(
+      {
+        id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+        version: z.string({ error: 'must be a string' }).nullish(),
+        variables: z
+          .record(z.string(), z.union([z.string(), contentPart], { error: 'must be a string or an input part' }), {
+            error: 'must be an object',
+          })
+          .nullish(),
+      },
+      { error: 'must be an object' },
+    )
+    .nullish(),
   previous_response_id: z.string({ error: 'must be a string' }).min(1, 'must not be empty').nullish(),
   background: z.boolean({ error: 'must be a boolean' }).nullish(),
   store: z.boolean({ error: 'must be a boolean' }).nullish(),

@@ -15,6 +15,14 @@ interface Input {
   instructions?: string | null;
   input: string | readonly { role?: string; content?: string | readonly { type: string; text?: unknown }[] }[];
   tools?: readonly object[] | null;
+  /** A stored prompt's variables: put into its template, so part of the prompt (the template's own size is reserved apart). */
+  prompt?: { variables?: Record<string, string | { type: string; text?: unknown }> | null } | null;
+}
+
+/** A content part's tokens: its text, an image's flat estimate, or anything else by its JSON. */
+function partSize(part: { type: string; text?: unknown }, count: Size): number {
+  if (typeof part.text === 'string') return count(part.text);
+  return IMAGE_PARTS.has(part.type) ? PER_IMAGE : count(JSON.stringify(part));
 }
 
 function promptSize(req: Input, carried: number, count: Size): number {
@@ -28,15 +36,17 @@ function promptSize(req: Input, carried: number, count: Size): number {
       if (item.role === undefined) total += count(JSON.stringify(item));
       else if (typeof content === 'string') total += count(content);
       else if (Array.isArray(content)) {
-        for (const part of content) {
-          if (typeof part.text === 'string') total += count(part.text);
-          else if (IMAGE_PARTS.has(part.type)) total += PER_IMAGE;
-          else total += count(JSON.stringify(part));
-        }
+        for (const part of content) total += partSize(part, count);
       }
     }
   }
   if (req.tools && req.tools.length > 0) total += count(JSON.stringify(req.tools));
+  const variables = req.prompt?.variables;
+  if (variables)
+    for (const name in variables) {
+      const value = variables[name];
+      total += typeof value === 'string' ? count(value) : partSize(value, count);
+    }
   return total;
 }
 

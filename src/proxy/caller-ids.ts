@@ -10,7 +10,8 @@
  *   never recorded passes: it names nothing stored through this proxy, as with a `store: false` answer resent whole);
  * - a vector store (`file_search.vector_store_ids`) or container (`code_interpreter.container`): one the models
  *   file shares on that tool (tokenmeter has no path to create them, so none is an account's own);
- * - a file (`file_id` of an input part, a container's `file_ids`, chat's `file.file_id`): none (no upload path).
+ * - a file (`file_id` of an input part or a stored prompt's variable, a container's `file_ids`, chat's
+ *   `file.file_id`): none (no upload path).
  */
 import type { Model } from '../catalog/models';
 import type { ChatRequest } from '../http/chat-request';
@@ -42,6 +43,15 @@ function fileRefusal(parts: unknown, at: string): ApiError | undefined {
     if (!isObj(part)) continue;
     if (typeof part.file_id === 'string') return notFound('file', part.file_id, `${at}[${j}].file_id`);
     if (isObj(part.file) && typeof part.file.file_id === 'string') return notFound('file', part.file.file_id, `${at}[${j}].file.file_id`);
+  }
+  return undefined;
+}
+
+/** A file a stored prompt's variable names (an input part, as in the input). */
+function variablesRefusal(variables: Record<string, unknown> | null | undefined): ApiError | undefined {
+  for (const name in variables ?? {}) {
+    const refused = fileRefusal([variables![name]], 'prompt.variables');
+    if (refused) return { ...refused, param: `prompt.variables.${name}.file_id` };
   }
   return undefined;
 }
@@ -93,7 +103,7 @@ export async function responsesIdRefusal(
   model: Model,
   request: ResponsesRequest,
 ): Promise<ApiError | CallerIds> {
-  const refused = toolIdRefusal(request.tools, model);
+  const refused = toolIdRefusal(request.tools, model) ?? variablesRefusal(request.prompt?.variables);
   if (refused) return refused;
   const input = typeof request.input === 'string' ? [] : request.input;
   const named: NamedId[] = [];

@@ -77,7 +77,13 @@ describe('items given by id', () => {
     // Owners as a proxy recorded them before sizes were kept (or for an answer that reported no usage).
     const owners = new RedisResponseOwners(t.s.redis!, { prefix: t.s.prefix });
     for (const k of [low, high])
-      await owners.record({ accountId: k.accountId, model: MODEL, tokens: undefined, responseId: `resp_${k.id}`, itemIds: [`msg_${k.id}`] });
+      await owners.record({
+        accountId: k.accountId,
+        model: MODEL,
+        tokens: undefined,
+        responseId: `resp_${k.id}`,
+        itemIds: [`msg_${k.id}`],
+      });
     const refused = await post(low.secret, reference(`msg_${low.id}`));
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('insufficient_quota');

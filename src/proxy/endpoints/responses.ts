@@ -2,7 +2,8 @@
  * POST /v1/responses on the metered pipeline: input items in, output items out, `max_output_tokens` clamped to what
  * the balance covers. Usage is the answer's `usage`, in a stream the `response` of its last event. Stored state is the
  * account's own: every id a request names must be the caller's (caller-ids.ts), `background` is refused; a stored
- * answer's ids are recorded as the caller's, one not stored (`store: false`) leaves nothing behind.
+ * answer's ids are recorded as the caller's, one not stored (`store: false`) leaves nothing behind. A stored prompt
+ * passes only where the models file lists stored prompts (stored-prompt.ts).
  */
 import { unsupportedSampling } from '../../catalog/capabilities';
 import type { Model } from '../../catalog/models';
@@ -19,6 +20,7 @@ import type { Usage } from '../usage';
 import { inputOutputUsage, usageObject } from './openai-usage';
 import { capOutput } from './output-cap';
 import { responseItemsRefusal, upstreamInput } from './response-items';
+import { plannedTools, storedPromptRefusal, storedPromptTokens } from './stored-prompt';
 
 /**
  * The string values that are output text in a Responses stream: every `*.delta` event's `delta` (output text,
@@ -94,26 +96,28 @@ export function responsesEndpoint(owners: ResponseOwners, logger: Logger): Endpo
           'conversation',
         );
       }
-      return responseItemsRefusal(request, model) ?? unsupportedSampling(request, model);
+      return storedPromptRefusal(request, model) ?? responseItemsRefusal(request, model) ?? unsupportedSampling(request, model);
     },
     async prepare(request, accountId, model) {
       // Another account's response or item, or one never answered here: the same 404, so ids cannot be probed.
       const checked = await responsesIdRefusal(owners, accountId, model, request);
       if ('code' in checked) return checked;
-      return { tokens: checked.previous?.tokens ?? 0, bound: checked.referenced };
+      return { tokens: checked.previous?.tokens ?? 0, bound: checked.referenced + storedPromptTokens(request, model) };
     },
     outputCap: (request) => ({ field: 'max_output_tokens', value: request.max_output_tokens ?? undefined }),
     choices: () => 1,
     prompt: (request, carried) => new ResponsesPromptSize(request, carried.tokens, carried.bound),
-    hostedTools: (request, model) => hostedResponsesPlan(request.tools, request.max_tool_calls, model),
+    hostedTools: (request, model) => hostedResponsesPlan(plannedTools(request, model), request.max_tool_calls, model),
     promptWords: { noun: 'the input takes', field: 'input' },
     stream: (request) => request.stream === true,
     upstreamBody(request, model, allowance) {
       const body: Record<string, unknown> = { ...request, model: model.upstreamModel, input: upstreamInput(request, model) };
       capOutput(body, model.outputCapFields.responses, allowance);
       // The hosted tool calls the reservation covers, and no more: the upstream stops calling tools there.
-      const tools = hostedResponsesPlan(request.tools, request.max_tool_calls, model);
+      // A stored prompt's template may carry tools the request does not show: none beyond the plan, none without one.
+      const tools = hostedResponsesPlan(plannedTools(request, model), request.max_tool_calls, model);
       if (tools) body.max_tool_calls = tools.calls;
+      else if (request.prompt != null) body.max_tool_calls = 0;
       // A Responses stream always ends with its usage: nothing to ask for, nothing to hide.
       return { body, hideUsage: false };
     },
