@@ -35,6 +35,8 @@ const CATALOG = {
   internal_error: { status: 500, type: 'api_error' },
   upstream_error: { status: 502, type: 'api_error' },
   store_unavailable: { status: 503, type: 'api_error' },
+  // PostgreSQL (the ledger archive) is down while Redis answers: only the archived part of a read is refused.
+  archive_unavailable: { status: 503, type: 'api_error' },
   // Retryable: the tokenizer's budget ran out or its queue was full (the message says which).
   prompt_not_counted: { status: 503, type: 'api_error' },
   shutting_down: { status: 503, type: 'api_error' },
@@ -66,6 +68,13 @@ export function apiError(code: ErrorCode, message: string, param: string | null 
 
 /** The fail-closed answer whenever the store cannot be reached: nothing is served unmetered. */
 export const STORE_UNAVAILABLE: ApiError = apiError('store_unavailable', 'The metering store is unavailable; try again shortly.');
+
+/** A failure of one part that says which part is down: thrown through a store guard, answered as its own error. */
+export class PartOutage extends Error {
+  constructor(readonly error: ApiError) {
+    super(error.message);
+  }
+}
 
 export function statusOf(err: ApiError): number {
   return err.status ?? CATALOG[err.code].status;
