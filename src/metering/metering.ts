@@ -3,6 +3,7 @@
  * while requests are in flight, and makes sure every settlement reaches the store, retrying while it is away.
  */
 import type { Journal } from './journal';
+import { LostReserves } from './lost-reserves';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Model } from '../catalog/models';
@@ -65,6 +66,7 @@ export class Meter {
   /** Requests holding a reservation (between hold() and their lease's stop()). */
   private holding = 0;
   private idleWaiters: (() => void)[] = [];
+  private readonly lost: LostReserves;
 
   constructor(options: MeterOptions) {
     this.store = options.store;
@@ -76,6 +78,8 @@ export class Meter {
     this.maxPending = options.maxPending ?? 10_000;
     this.retryBaseMs = options.retryBaseMs ?? 500;
     this.onSettle = options.onSettle;
+    const release = (accountId: string, requestId: string) => this.store.release(accountId, requestId);
+    this.lost = new LostReserves({ release, logger: this.logger, baseMs: this.retryBaseMs, max: this.maxPending });
     const leftovers = this.journal?.unsettled() ?? [];
     if (leftovers.length > 0) this.logger.warn({ count: leftovers.length }, 'replaying settlements from the journal');
     for (const s of leftovers) void this.attempt(s, 0);
@@ -98,17 +102,24 @@ export class Meter {
     defaultAllowance?: boolean;
     choices: number;
   }): Promise<ReserveResult> {
-    return this.store.reserve({
-      accountId: args.accountId,
-      keyId: args.keyId,
-      requestId: args.requestId,
-      model: args.model.id,
-      fixed: charge(args.model, args.promptTokens, 0) + (args.toolTokens ?? 0),
-      unit: args.model.outputWeight * args.choices,
-      allowance: args.allowance,
-      defaultAllowance: args.defaultAllowance,
-      leaseMs: this.leaseMs,
-    });
+    const { accountId, requestId } = args;
+    return this.store
+      .reserve({
+        accountId: args.accountId,
+        keyId: args.keyId,
+        requestId: args.requestId,
+        model: args.model.id,
+        fixed: charge(args.model, args.promptTokens, 0) + (args.toolTokens ?? 0),
+        unit: args.model.outputWeight * args.choices,
+        allowance: args.allowance,
+        defaultAllowance: args.defaultAllowance,
+        leaseMs: this.leaseMs,
+      })
+      .catch((err: unknown) => {
+        // It may have run all the same: released once the store answers again (lost-reserves.ts).
+        this.lost.add(accountId, requestId);
+        throw err;
+      });
   }
 
   /** Tokens a request counts against tpm limits when admitted: what `reserve` asks for. */
@@ -200,6 +211,7 @@ export class Meter {
   stop(): void {
     for (const p of this.pending.values()) clearTimeout(p.timer);
     this.pending.clear();
+    this.lost.stop();
   }
 
   private attempt(settlement: Settlement, attempt: number): Promise<number | undefined> {
