@@ -50,7 +50,12 @@ const LOCK = 7_291_029; // the advisory lock's id: any constant of our own
 /** Applies the steps this database lacks; returns its version. */
 export async function migrate(pool: Pool): Promise<number> {
   const client = await pool.connect();
+  // A client taken out of the pool has no 'error' listener: PostgreSQL going away mid-migration (a restart) emits one,
+  // which unheard ends the process. The query under way fails with it anyway; this only keeps the process alive.
+  const ignore = () => {};
+  client.on('error', ignore);
   let version = 0;
+  let failure: Error | undefined;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS tokenmeter_ledger_schema (version integer NOT NULL)');
@@ -60,11 +65,13 @@ export async function migrate(pool: Pool): Promise<number> {
     for (; version < STEPS.length; version++) await step(client, STEPS[version], version + 1);
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK]);
   } catch (err) {
-    // Never query a connection that failed (it may be dead): dropping it ends its session, and the lock with it.
-    client.release(err as Error);
-    throw err;
+    failure = err as Error;
   }
-  client.release();
+  // A connection that failed is dropped, never queried again (it may be dead): its session ends, and the lock with it.
+  // The pool puts its own listener back on release, so ours comes off after.
+  client.release(failure);
+  client.off('error', ignore);
+  if (failure) throw failure;
   return version;
 }
 

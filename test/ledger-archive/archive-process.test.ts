@@ -92,19 +92,22 @@ describe('the ledger archive in the server', () => {
     await pg.start();
     await bulk((BULK * 3) / 4, BULK);
     const total = BULK + HTTP;
+    const shipping = proxy;
+    let waiting = true;
     try {
-      await eventually(async () => expect((await inPostgres()).length).toBe(total), 120_000);
+      // Generous for a busy machine (it takes seconds); a proxy that died ends the wait at once.
+      await Promise.race([
+        eventually(async () => expect((await inPostgres()).length).toBe(total), 120_000, 'every record in PostgreSQL'),
+        shipping.exited().then((code) => {
+          if (waiting) throw new Error(`the second proxy exited (code ${code}) before shipping every record`);
+        }),
+      ]);
     } catch (err) {
-      // What the shipper said meanwhile: the finding, when this fails.
-      process.stderr.write(
-        `archive-process: the proxy's log:\n${proxy
-          .output()
-          .split('\n')
-          .filter((l) => /ledger|owner|archive|shipp|postgres/i.test(l))
-          .slice(-40)
-          .join('\n')}\n`,
-      );
+      // What the process said meanwhile: the finding, when this fails.
+      process.stderr.write(`archive-process: the proxy's last output:\n${shipping.output().split('\n').slice(-60).join('\n')}\n`);
       throw err;
+    } finally {
+      waiting = false;
     }
     const rows = await inPostgres();
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(total);
