@@ -13,7 +13,7 @@ import { launchBrowser, openPage } from './helpers/browser';
 import { settledPage, signIn } from './helpers/console-browser';
 import { eventually } from './helpers/eventually';
 import { startProxyProcess, runCli, type ProxyProcess } from './helpers/processes';
-import { freePort } from './helpers/redis-server';
+import { claimPort } from './helpers/ports';
 import { startStandIn } from './helpers/stand-in';
 
 jest.setTimeout(90_000);
@@ -50,9 +50,8 @@ describe('README quick start', () => {
   });
 
   it('the mock upstream listens on MOCK_PORT, not on PORT, which a shell may have set for the proxy', async () => {
-    const mockPort = await freePort();
-    let proxyPort = await freePort();
-    while (proxyPort === mockPort) proxyPort = await freePort();
+    const mockPort = await claimPort();
+    const proxyPort = await claimPort();
     const mock = startStandIn({ MOCK_PORT: String(mockPort), PORT: String(proxyPort) });
     children.push(mock.child);
     await expect(mock.port).resolves.toBe(mockPort);

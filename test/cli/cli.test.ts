@@ -5,7 +5,7 @@ import { PROMPT_TOKENS } from '../helpers/upstream';
 import { chatBody, MODEL } from '../helpers/proxy';
 import { runCli } from '../helpers/processes';
 import { cliFixture } from '../helpers/cli-fixture';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 import { eventually } from '../helpers/eventually';
 
 const ADMIN = 'cli-admin-token-0123456789';
@@ -79,7 +79,7 @@ describe('tokenmeter CLI', () => {
   });
 
   it('says clearly when the server cannot be reached', async () => {
-    const url = `http://127.0.0.1:${await freePort()}`;
+    const url = `http://127.0.0.1:${await claimPort()}`;
     const res = await runCli(['keys', 'list', '--url', url], { TOKENMETER_ADMIN_TOKEN: ADMIN });
     expect(res.code).toBe(1);
     expect(res.stderr).toBe(`tokenmeter: cannot reach ${url} (ECONNREFUSED). Is the proxy running? Use --url or TOKENMETER_URL.\n`);

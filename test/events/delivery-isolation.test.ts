@@ -9,7 +9,7 @@ import { generateKey } from '../../src/http/keys';
 import { createLogger } from '../../src/observability/logger';
 import type { EventType } from '../../src/store/records/events';
 import { eventually } from '../helpers/eventually';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 import { newAccount, storeKinds } from '../helpers/stores';
 import { startEvents, type EventsUnderTest } from '../helpers/webhook-stores';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -65,7 +65,7 @@ describe.each(storeKinds)('endpoints delivered independently (%s store)', (kind)
     refusing.answer = 500;
     await endpoint(held.url);
     await endpoint(refusing.url);
-    await endpoint(`http://127.0.0.1:${await freePort()}/nothing-listens`);
+    await endpoint(`http://127.0.0.1:${await claimPort()}/nothing-listens`);
     await endpoint(events.receiver.url);
     worker = new DeliveryWorker({
       outbox: events.s.store,

@@ -14,7 +14,7 @@ import type { Settlement } from '../../src/store/records/metering';
 import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
 import { generateKey } from '../../src/http/keys';
 import { makeStore, newAccount, storeKinds, testRedisUrl, type StoreUnderTest } from '../helpers/stores';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 const logger = createLogger('silent');
@@ -188,7 +188,7 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
   test('a bad URL is a failed attempt with the reason, and a delivery that ended can be redelivered by hand', async () => {
     const e = {
       id: 'we_bad',
-      url: `http://127.0.0.1:${await freePort()}/nothing-listens`,
+      url: `http://127.0.0.1:${await claimPort()}/nothing-listens`,
       types: ['account.created' as const],
       secret: 's',
       created: 1,

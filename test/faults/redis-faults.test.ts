@@ -14,7 +14,8 @@ import { eventually } from '../helpers/eventually';
 import { writeModelsFile } from '../helpers/models-file';
 import { startProxyProcess, type ProxyProcess } from '../helpers/processes';
 import { chatBody } from '../helpers/proxy';
-import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server';
 import { keyWithTokens } from '../helpers/stores';
 import { jsonReply, PROMPT_TOKENS, startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
 
@@ -77,7 +78,9 @@ describe('Redis faults', () => {
   };
 
   it('starts with Redis down: not ready, 503 and nothing forwarded; recovers when Redis comes up', async () => {
-    const port = await freePort();
+    // Dialled for seconds before Redis binds it: a claimed port outside the ephemeral range, which no outgoing
+    // connection (the proxy's own dials included) can take as its source port meanwhile.
+    const port = await claimPort();
     const proxy = await proxyOn(`redis://127.0.0.1:${port}`);
     expect((await request(proxy.url).get('/readyz')).status).toBe(503);
     const refused = await request(proxy.url)

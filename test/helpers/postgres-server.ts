@@ -1,6 +1,7 @@
 /**
  * Starts a throwaway real PostgreSQL server from Debian's binaries (/usr/lib/postgresql/<version>/bin) in a temp dir
- * on a free loopback port, like redis-server.ts does for Redis. PostgreSQL refuses to run as root, so under root
+ * on a loopback port claimed outside the ephemeral range (ports.ts; PostgreSQL cannot bind port 0), another one when
+ * that port was taken anyway, like redis-server.ts does for Redis. PostgreSQL refuses to run as root, so under root
  * (tests and CI) it runs as the `postgres` OS user (runuser), in a dir chowned to it. It can be stopped and started
  * again on the same data (the archive's fault tests), and is removed by `destroy`.
  */
@@ -9,7 +10,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { freePort } from './redis-server';
+import { addressInUse, claimPort } from './ports';
 
 export interface PostgresServer {
   url: string;
@@ -45,8 +46,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const as = (cmd: string, args: string[]): [string, string[]] =>
     root ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   execFileSync(...as(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']), { stdio: 'ignore' });
-  const port = await freePort();
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let port = await claimPort();
+  let url = '';
   let child: ChildProcess | undefined;
   const start = async () => {
     const [cmd, args] = as(join(bin, 'postgres'), [
@@ -55,9 +56,15 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       // off, a commit could be lost to an immediate stop, which the archive's guarantee (and its tests) rely on.
       ...['-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=50'],
     ]);
-    child = spawn(cmd, args, { stdio: 'ignore' });
-    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`postgres exited with code ${code}`))));
-    await Promise.race([waitForPostgres(url), exited]);
+    url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const started = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = started;
+    let output = '';
+    started.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4_000)));
+    const exited = new Promise<never>((_, reject) =>
+      started.once('exit', (code) => reject(Object.assign(new Error(`postgres exited with code ${code}:\n${output}`), { output }))),
+    );
+    await Promise.race([waitForPostgres(url, started), exited]);
   };
   const stop = async () => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -66,7 +73,16 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     execFileSync(...as(join(bin, 'pg_ctl'), ['-D', data, 'stop', '-m', 'immediate', '-w']), { stdio: 'ignore' });
     await gone;
   };
-  await start();
+  // A first start whose port was taken anyway moves to another; a restart keeps its port (the URL callers hold).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if (attempt >= 5 || !addressInUse((err as { output?: string }).output ?? '')) throw err;
+      port = await claimPort();
+    }
+  }
   return {
     url,
     port,
@@ -79,9 +95,10 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   };
 }
 
-async function waitForPostgres(url: string, timeoutMs = 20_000): Promise<void> {
+/** Connects until it answers; gives up when the server has exited (the caller's race says why) or after 20 s. */
+async function waitForPostgres(url: string, server: ChildProcess, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  while (server.exitCode === null && server.signalCode === null) {
     const client = new Client({ connectionString: url });
     try {
       await client.connect();
@@ -94,4 +111,5 @@ async function waitForPostgres(url: string, timeoutMs = 20_000): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+  throw new Error(`postgres exited before it answered at ${url}`);
 }

@@ -1,11 +1,15 @@
-/** Starts a real three-master Redis Cluster on loopback (redis-server cluster mode + redis-cli --cluster create). */
+/**
+ * Starts a real three-master Redis Cluster on loopback (redis-server cluster mode + redis-cli --cluster create). Each
+ * node's cluster bus port is claimed too (it would be port + 10000, which nobody claimed).
+ */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
-import { freePort, startRedisServer, type RedisServer } from './redis-server';
+import { claimPort } from './ports';
+import { startRedisServer, type RedisServer } from './redis-server';
 
 const run = promisify(execFile);
 
@@ -21,10 +25,9 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const nodes: RedisServer[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      const port = await freePort();
-      nodes.push(
-        await startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--dir', dir], port),
-      );
+      const bus = await claimPort();
+      const args = ['--cluster-enabled', 'yes', '--cluster-port', String(bus), '--cluster-config-file', join(dir, `nodes-${i}.conf`)];
+      nodes.push(await startRedisServer([...args, '--dir', dir]));
     }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
     for (const n of nodes) await clusterOk(n.url);

@@ -7,7 +7,7 @@ import { startUpstream, type TestUpstream } from '../helpers/upstream';
 import { startProxy, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
 import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import { generateKey } from '../../src/http/keys';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 
 /** Sends exact bytes (supertest would re-encode a Buffer body). */
 function rawPost(url: string, secret: string, bytes: Buffer): Promise<{ status: number; body: any }> {
@@ -230,7 +230,7 @@ describe.each(storeKinds)('refusals (%s store)', (kind) => {
 describe('fail closed: the store is unreachable', () => {
   it('answers 503 store_unavailable and forwards nothing; /readyz says not ready', async () => {
     const upstream = await startUpstream();
-    const port = await freePort();
+    const port = await claimPort();
     const client = new Redis(`redis://127.0.0.1:${port}`, redisClientOptions(500));
     client.on('error', () => {});
     const store = new RedisStore(client, { prefix: 'down:' });

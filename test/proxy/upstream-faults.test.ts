@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { keyWithTokens } from '../helpers/stores';
 import { streamReply, jsonReply, words, PROMPT_TOKENS, startUpstream } from '../helpers/upstream';
 import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 import { proxyFixture } from '../helpers/fixture';
 import { countText } from '../../src/metering/estimate';
 
@@ -68,7 +68,7 @@ describe('upstream faults (redis store)', () => {
   });
 
   it('answers 502 when the upstream refuses connections', async () => {
-    const dead = await startProxy({ store: t.s.store, upstreamUrl: `http://127.0.0.1:${await freePort()}/v1` });
+    const dead = await startProxy({ store: t.s.store, upstreamUrl: `http://127.0.0.1:${await claimPort()}/v1` });
     try {
       const res = await request(dead.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.secret}`).send(chatBody());
       expect(res.status).toBe(502);

@@ -8,7 +8,7 @@ import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores
 import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
 import { expectLedgerMatches, startServers, type Reported } from '../helpers/pool';
 import type { TestUpstream } from '../helpers/upstream';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 
 const BACKUP = 'acme/backup';
 
@@ -22,7 +22,7 @@ describe('fallback models (redis store)', () => {
     s = await makeStore('redis');
     reported = [];
     [backup] = await startServers(1, reported);
-    const down = [`http://127.0.0.1:${await freePort()}/v1`, `http://127.0.0.1:${await freePort()}/v1`];
+    const down = [`http://127.0.0.1:${await claimPort()}/v1`, `http://127.0.0.1:${await claimPort()}/v1`];
     proxy = await startProxy({
       store: s.store,
       upstreamUrl: backup.url,

@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores';
 import { startProxy, settled, chatBody, MODEL, type ProxyUnderTest } from '../helpers/proxy';
 import { startReplica, type Replica } from '../helpers/pool';
+import { claimPort } from '../helpers/ports';
 import { eventually } from '../helpers/eventually';
 
 describe('replicas dying under load (redis store)', () => {
@@ -80,7 +81,8 @@ describe('replicas dying under load (redis store)', () => {
   });
 
   it('shows the openai SDK no retryable error while a replica restarts under load', async () => {
-    replicas = [await startReplica(0, 40), await startReplica(0, 40)];
+    // The first is restarted on its port: a claimed one, which nothing else can take while it is down.
+    replicas = [await startReplica(await claimPort(), 40), await startReplica(0, 40)];
     await poolOf(replicas.map((r) => r.url));
     const retryable: number[] = [];
     const client = new OpenAI({

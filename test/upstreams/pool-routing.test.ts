@@ -9,7 +9,7 @@ import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores
 import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/proxy';
 import { expectLedgerMatches, reporting, startServers, type Reported } from '../helpers/pool';
 import type { TestUpstream } from '../helpers/upstream';
-import { freePort } from '../helpers/redis-server';
+import { claimPort } from '../helpers/ports';
 
 const ADMIN_TOKEN = 'pool-admin-token-0123456789abcdef';
 
@@ -96,7 +96,7 @@ describe('an upstream pool (redis store)', () => {
 
   it('tries another server when one refuses the connection', async () => {
     servers = await startServers(1, reported);
-    const down = `http://127.0.0.1:${await freePort()}/v1`;
+    const down = `http://127.0.0.1:${await claimPort()}/v1`;
     await poolProxy([down, servers[0].url]);
     for (let i = 0; i < 4; i++) expect((await post()).status).toBe(200);
     await settled(proxy as ProxyUnderTest);
