@@ -75,7 +75,21 @@ describe('webhooks across processes', () => {
       );
     }, 20_000);
     const key = keys[keys.length - 1];
-    await new Promise((r) => setTimeout(r, 1_200)); // the other process's next tick
+    // The other process learns them on its own tick, however late a busy machine makes it: keys are made through it
+    // too until one's key.created arrives, so usage settled on either is an event.
+    await eventually(
+      async () => {
+        const made = await request(procs[1].url).post('/admin/keys').set('authorization', `Bearer ${ADMIN}`).send({ tokens: 1 });
+        await eventually(
+          async () =>
+            expect(receiver.received.some((r) => r.event.type === 'key.created' && r.event.data.key_id === made.body.id)).toBe(true),
+          1_500,
+          "the second process's key.created",
+        );
+      },
+      20_000,
+      'the second process to know the endpoint',
+    );
     for (let i = 0; i < 6; i++) {
       await request(procs[i % 2].url)
         .post('/v1/chat/completions')

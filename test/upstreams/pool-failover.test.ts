@@ -63,7 +63,6 @@ describe('replicas dying under load (redis store)', () => {
     const after = Array.from({ length: 12 }, (_, i) => post(i % 2 === 1));
     const results = await Promise.all([...first, ...after]);
     const completeIds: string[] = [];
-    let broken = 0;
     results.forEach((res, i) => {
       expect(res.status).toBe(200);
       const stream = i % 2 === 1;
@@ -73,10 +72,8 @@ describe('replicas dying under load (redis store)', () => {
         // Only a stream can break, and only one of the first wave (under way when the replica died).
         expect(stream && i < first.length).toBe(true);
         expect(res.text).toContain('"code":"upstream_error"');
-        broken++;
       }
     });
-    expect(broken).toBeLessThanOrEqual(6);
     await ledgerHolds(results.length, completeIds);
   });
 

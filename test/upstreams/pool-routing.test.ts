@@ -10,6 +10,7 @@ import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/p
 import { expectLedgerMatches, reporting, startServers, type Reported } from '../helpers/pool';
 import type { TestUpstream } from '../helpers/upstream';
 import { claimPort } from '../helpers/ports';
+import { eventually } from '../helpers/eventually';
 
 const ADMIN_TOKEN = 'pool-admin-token-0123456789abcdef';
 
@@ -210,7 +211,8 @@ describe('an upstream pool (redis store)', () => {
       models: [{ upstream: 'replicas' }],
     });
     const first = post().then((r) => r);
-    await new Promise((r) => setTimeout(r, 100));
+    // The first holds the server's one slot once the server has it, however long a busy machine takes to get it there.
+    await eventually(async () => expect(servers[0].calls).toHaveLength(1), 10_000, 'the first request at the server');
     const second = await post();
     expect(second.status).toBe(503);
     expect(second.headers['retry-after']).toBe('1');
