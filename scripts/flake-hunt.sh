@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The flake hunt: runs the process-level suites (faults, upstreams, ledger-archive, events, console) N times beside two
 # CPU-busy loops, as a loaded CI machine would, and prints each failure with its run number, jest's seed, the failing
-# tests' messages and the failing file's log. The busy loops are stopped however the hunt ends.
+# tests' messages and the failing file's log. The busy loops, and a run under way (jest in a process group of its own,
+# with the servers its tests started), are stopped however the hunt ends.
 #
 #   npm run test:flakes                       10 runs of the five suites
 #   npm run test:flakes -- --runs 3           3 runs
@@ -20,17 +21,20 @@ while [ $# -gt 0 ]; do
     *) suites+=("$1"); shift ;;
   esac
 done
-[ ${#suites[@]} -eq 0 ] && suites=(test/faults test/upstreams test/ledger-archive test/events test/console)
+# Trailing slashes: jest's paths are patterns, and test/console alone would take test/console-api in too.
+[ ${#suites[@]} -eq 0 ] && suites=(test/faults/ test/upstreams/ test/ledger-archive/ test/events/ test/console/)
 case $runs in '' | *[!0-9]*) echo "flake-hunt: --runs wants a number, not '$runs'" >&2; exit 2 ;; esac
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/flake-hunt-XXXXXX")
 busy=()
-stop_busy() {
+jest=
+stop() {
+  [ -n "$jest" ] && kill -- "-$jest" 2>/dev/null
   for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null; done
   busy=()
 }
-trap stop_busy EXIT
-trap 'stop_busy; exit 130' INT TERM
+trap stop EXIT
+trap 'stop; exit 130' INT TERM
 for _ in 1 2; do
   node -e 'for (;;) {}' &
   busy+=($!)
@@ -43,8 +47,12 @@ for run in $(seq 1 "$runs"); do
   log="$logs/run-$run.log"
   results="$logs/run-$run.json"
   start=$(date +%s)
-  npx jest --maxWorkers=2 --seed="$seed" --json --outputFile="$results" "${suites[@]}" >"$log" 2>&1
+  # Waited for in the background, so a signal to the hunt is handled at once rather than after the run.
+  setsid node_modules/.bin/jest --maxWorkers=2 --seed="$seed" --json --outputFile="$results" "${suites[@]}" >"$log" 2>&1 &
+  jest=$!
+  wait "$jest"
   status=$?
+  jest=
   took=$(( $(date +%s) - start ))
   if [ $status -eq 0 ]; then
     passed=$((passed + 1))
