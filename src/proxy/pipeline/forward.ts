@@ -164,8 +164,9 @@ function unanswered(exchange: Exchange, outcome: Exclude<PoolOutcome, { kind: 'a
 
 /**
  * The fallback's plan and reservation, under the same request id: admitted, it replaces what the request held (at
- * the fallback's weights); refused, the request holds nothing. Undefined: its plan refuses this request (too long for
- * its context, say): the next fallback is tried, and after the last the failure stands.
+ * the fallback's weights, and the first model's limits go back); refused, the request holds nothing. Undefined: its
+ * plan refuses this request (too long for its context, say): the next fallback is tried, and after the last the
+ * failure stands.
  */
 async function reserveFallback<R>(
   route: Route<R>,
@@ -180,6 +181,9 @@ async function reserveFallback<R>(
   const deps = { meter, metrics, logger: route.exchangeDeps.logger, counter };
   const reserved = await reserve(deps, at, model, planned, endpoint.promptWords.field);
   if (reserved.kind === 'refused') return reserved;
+  // The fallback answers in its place: the first model's slot, rpm and tpm go back as if it never came (a pool
+  // that cannot answer must not use up the limits that would let the next request reach the fallback).
+  at.reserved.undoModel();
   return { ...at, model, planned, reserved };
 }
 
