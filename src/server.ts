@@ -90,6 +90,8 @@ async function startWith(config: Config, env: NodeJS.ProcessEnv): Promise<Runnin
   const shutdown = () =>
     (stopping ??= (async () => {
       logger.info('shutting down: no new connections; waiting for in-flight requests');
+      // One grace for the whole stop: connections, then drains under way (each also ends by its own bound).
+      const graceEnds = Date.now() + config.shutdownGraceSeconds * 1000;
       meter.stopAccepting();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections whose last response just ended would otherwise linger until the client drops them.
@@ -98,13 +100,13 @@ async function startWith(config: Config, env: NodeJS.ProcessEnv): Promise<Runnin
       const grace = setTimeout(() => {
         logger.warn('grace period over: closing the connections still open');
         server.closeAllConnections();
-      }, config.shutdownGraceSeconds * 1000);
+      }, graceEnds - Date.now());
       await closed;
       clearInterval(sweep);
       clearTimeout(grace);
       metricsListener?.close();
       process.off('SIGHUP', onHangup);
-      await meter.close({ timeoutMs: 10_000 });
+      await meter.close({ timeoutMs: Math.max(0, graceEnds - Date.now()) });
       logger.info('stopped');
     })());
   return { server, tokenmeter: meter, store: meter.store, logger, shutdown };

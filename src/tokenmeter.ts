@@ -28,6 +28,7 @@ import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
 import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
 import { DeliveryWorker } from './events/delivery-worker';
+import { settleAtClose } from './metering/settle-at-close';
 import { openLedgerArchive } from './ledger-archive/open-ledger-archive';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
@@ -41,8 +42,8 @@ export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
   /** Whether `stopAccepting()` was called. */
   readonly draining: boolean;
   /**
-   * Stops accepting, waits up to `timeoutMs` (default 10 s) for in-flight requests and settlements, then closes what
-   * the factory opened: its Redis connection, the journal, the upstream pools, the retry timers. Settlements still
+   * Stops accepting, waits up to `timeoutMs` (default 10 s) for in-flight requests, drains and settlements, cuts what
+   * still reads an upstream and waits for its settlement (up to 10 s more), then closes what the factory opened: its Redis connection, the journal, the upstream pools, the retry timers. Settlements still
    * pending then stay in the journal (with Redis) for the next start. Calling it again returns the same promise.
    */
   close(options?: { timeoutMs?: number }): Promise<void>;
@@ -207,9 +208,8 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
     close: ({ timeoutMs = 10_000 } = {}) =>
       (closing ??= (async () => {
         stopAccepting();
-        if (!(await meter.drain(timeoutMs))) {
-          logger.error({ backlog: meter.backlog() }, 'settlements still pending at close; the journal keeps them');
-        }
+        // The counter closes only after the last settlement: a stream cut here is counted by it, not by its bytes.
+        await settleAtClose(meter, timeoutMs, () => deps.pools.close(), logger);
         meter.stop();
         deps.pools.close();
         await deps.counter.close();

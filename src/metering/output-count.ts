@@ -4,6 +4,7 @@
  */
 import { countText } from './estimate';
 import type { CountFailure } from './prompt-counter';
+import { countInSlices } from './sliced-count';
 
 /** What counts texts: TokenCounter.count, or (tests, tools) the tokenizer in place. */
 export type CountTexts = (texts: readonly string[]) => number[] | Promise<number[] | CountFailure>;
@@ -12,15 +13,15 @@ export type CountTexts = (texts: readonly string[]) => number[] | Promise<number
 export const countInPlace: CountTexts = (texts) => texts.map((text) => countText(text));
 
 /**
- * The tokens of `texts` together. A count the worker could not make (busy, over its budget) is each text's UTF-8
- * bytes: no token is shorter than a byte, so the answer is never charged less than it used.
+ * The tokens of `texts` together. A count the worker could not make (busy, over its budget, closed at shutdown) is
+ * made on the main thread in slices (sliced-count.ts): the answer is charged its tokens, never its bytes.
  */
 export function countOutput(count: CountTexts, texts: readonly string[]): number | Promise<number> {
   const kept = texts.filter((text) => text.length > 0);
   if (kept.length === 0) return 0;
   const counts = count(kept);
   if (Array.isArray(counts)) return sum(counts);
-  return counts.then((result) => (typeof result === 'string' ? sum(kept.map((text) => Buffer.byteLength(text))) : sum(result)));
+  return counts.then((result) => (typeof result === 'string' ? countInSlices(kept).then(sum) : sum(result)));
 }
 
 /** The sum of token counts, some of them still being made. */

@@ -46,23 +46,29 @@ function hardCut(text: string, i: number): number {
 export function countInPieces(text: string, count: (piece: string) => number): number {
   if (text.length <= HARD_CUT) return count(text);
   let total = 0;
+  for (const piece of piecesOf(text, PIECE_TARGET)) total += count(piece);
+  return total;
+}
+
+/** The pieces of `text` countInPieces counts, each ending at the first word boundary past `target` characters. */
+export function* piecesOf(text: string, target: number): Generator<string> {
   let start = 0;
   let stretch = 0;
   for (let i = 1; i < text.length; i++) {
     if (i - stretch >= HARD_CUT) {
       const cut = hardCut(text, i);
-      total += count(text.slice(start, cut));
+      yield text.slice(start, cut);
       start = stretch = cut;
       continue;
     }
     const c = text.charCodeAt(i);
     if ((c === SPACE || c === TAB || c === LF || c === CR) && splitsBefore(text, i, c)) {
       stretch = i;
-      if (i - start >= PIECE_TARGET) {
-        total += count(text.slice(start, i));
+      if (i - start >= target) {
+        yield text.slice(start, i);
         start = i;
       }
     }
   }
-  return total + count(text.slice(start));
+  yield text.slice(start);
 }

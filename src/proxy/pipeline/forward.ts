@@ -9,6 +9,7 @@ import { apiError, sendError, type ApiError } from '../../http/errors';
 import { SERVED_MODEL_HEADER, type UpstreamHeaders } from '../../http/http-headers';
 import type { Meter } from '../../metering/metering';
 import { countOutput } from '../../metering/output-count';
+import { countInSlices } from '../../metering/sliced-count';
 import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Metrics } from '../../observability/metrics';
@@ -49,11 +50,15 @@ export function unserializable(err: unknown): ApiError {
   return apiError('invalid_request_error', 'The request body is nested too deeply.');
 }
 
-/** The prompt's tokens at settlement when the upstream reported none: counted, else its bound (never less). */
+/** The prompt's tokens at settlement when the upstream reported none: counted by the worker, else in slices here. */
 function settledPrompt<R>(route: Route<R>, prompt: PromptMeasure, requestId: string): number | Promise<number> {
-  const tokens = (failure: CountFailure | undefined) => {
-    if (failure) route.exchangeDeps.logger.warn({ requestId, failure }, 'prompt not counted at settlement: its bound is charged');
-    return prompt.tokens;
+  const tokens = (failure: CountFailure | undefined): number | Promise<number> => {
+    if (!failure) return prompt.tokens;
+    route.exchangeDeps.logger.warn({ requestId, failure }, 'prompt not counted by the worker at settlement: counted in slices');
+    return countInSlices(prompt.texts()).then((counts) => {
+      prompt.counted(counts);
+      return prompt.tokens;
+    });
   };
   const failure = countPrompt(route.counter, prompt);
   return failure instanceof Promise ? failure.then(tokens) : tokens(failure);
