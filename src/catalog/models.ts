@@ -134,7 +134,9 @@ function modelOf(
   const endpoints = new Set(m.endpoints ?? DEFAULT_ENDPOINTS);
   const embeddingsOnly = servesEmbeddingsOnly(endpoints);
   if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
-  const pool = up?.pool ?? ownPool(m.upstream_url ?? defaults.upstreamUrl, ownPools);
+  const pool =
+    up?.pool ??
+    ownPool(m.upstream_url ?? defaults.upstreamUrl, m.id, m.upstream_url ? `model ${m.id}: upstream_url` : 'UPSTREAM_URL', ownPools, fail);
   const hostedTools = hostedToolsOf(m.hosted_tools);
   const storedPrompts = storedPromptsOf(m.stored_prompts, hostedTools);
   if (typeof storedPrompts === 'string') throw fail(`model ${m.id}: ${storedPrompts}`);
@@ -178,16 +180,19 @@ function modelOf(
   };
 }
 
-/** Models naming the same URL share its pool of one (and so its in-flight count). */
-function ownPool(url: string, ownPools: Map<string, PoolSpec>): PoolSpec {
-  const spec = singleServerPool(url);
-  const known = ownPools.get(spec.name);
+/** Models naming the same URL share its pool of one (and so its in-flight count), shown by the first one's id. */
+function ownPool(url: string, modelId: string, where: string, ownPools: Map<string, PoolSpec>, fail: (msg: string) => Error): PoolSpec {
+  const spec = singleServerPool(url, modelId, where, fail);
+  const known = ownPools.get(spec.key);
   if (known) return known;
-  ownPools.set(spec.name, spec);
+  ownPools.set(spec.key, spec);
   return spec;
 }
 
-/** Each fallback names another served model; fallbacks are followed one level (a fallback's own are not tried). */
+/**
+ * Each fallback names another served model, and following fallbacks never comes back to where it began (only one
+ * level is tried per request, but a cycle says the file was not thought through: A down sends to B, B down to A).
+ */
 function checkFallbacks(models: readonly Model[], byName: Map<string, Model>, fail: (msg: string) => Error): void {
   for (const model of models) {
     for (const name of model.fallbacks) {
@@ -195,6 +200,24 @@ function checkFallbacks(models: readonly Model[], byName: Map<string, Model>, fa
       if (!other) throw fail(`model ${model.id}: fallback ${name} is not a served model`);
       if (other === model) throw fail(`model ${model.id}: names itself as a fallback`);
     }
+  }
+  const done = new Set<Model>();
+  const visit = (model: Model, path: Model[]): void => {
+    if (done.has(model)) return;
+    const at = path.indexOf(model);
+    if (at >= 0) throw fail(`model ${model.id}: its fallbacks form a cycle: ${[...path.slice(at), model].map((m) => m.id).join(' → ')}`);
+    for (const name of model.fallbacks) visit(byName.get(name) as Model, [...path, model]);
+    done.add(model);
+  };
+  for (const model of models) visit(model, []);
+}
+
+/** Upstream names and model names are two namespaces, shown side by side: one name in both is refused. */
+function checkNamespaces(upstreams: Map<string, Upstream>, byName: Map<string, Model>, fail: (msg: string) => Error): void {
+  for (const name of upstreams.keys()) {
+    const model = byName.get(name);
+    if (model)
+      throw fail(`upstream ${name} has the name of model ${model.id}${model.id === name ? '' : ` (its alias ${name})`}: rename one`);
   }
 }
 
@@ -216,6 +239,7 @@ export function buildCatalog(content: unknown, defaults: CatalogDefaults, source
     models.push(model);
   }
   checkFallbacks(models, byName, fail);
+  checkNamespaces(upstreams, byName, fail);
   return { get: (name) => byName.get(name), list: () => models };
 }
 

@@ -1,9 +1,12 @@
 /** A pool of upstream servers as the catalog resolves it: what the runtime pool (src/upstreams/) is built from. */
+import { serverUrl } from './server-url';
 import type { UpstreamEntry } from './upstream-schema';
 
 export interface ServerSpec {
-  /** Base URL including /v1, without a trailing slash. */
+  /** Base URL including /v1 (and its query, if any), normalised (server-url.ts): the server's identity in its pool. */
   url: string;
+  /** scheme://host:port, what metrics, the operator's API and the logs show (the URL may hold secrets). */
+  label: string;
   weight: number;
   /** Undefined: no limit. */
   maxConcurrent: number | undefined;
@@ -20,7 +23,12 @@ export interface OutlierSpec {
 }
 
 export interface PoolSpec {
-  /** The upstream's name, or the URL of a model's own `upstream_url`. */
+  /**
+   * The pool's identity: `upstream:<name>` for a named upstream, `url:<url>` for a model's own `upstream_url` (two
+   * namespaces, so an upstream named like a URL never shares a model's pool).
+   */
+  key: string;
+  /** What it is shown as: the upstream's name, or the id of the first model served by its own URL (never the URL). */
   name: string;
   servers: readonly ServerSpec[];
   retries: number;
@@ -34,8 +42,6 @@ export interface PoolSpec {
   outlier: OutlierSpec;
 }
 
-const trimmed = (url: string) => url.replace(/\/+$/, '');
-
 /** The default outlier rule and health paths, for a pool the file gives no settings (a model's own `upstream_url`). */
 const DEFAULT_OUTLIER: OutlierSpec = {
   consecutiveFailures: 5,
@@ -48,13 +54,18 @@ const DEFAULT_OUTLIER: OutlierSpec = {
 /** A named upstream: its `servers`, or its one `url`. */
 export function poolOf(u: UpstreamEntry, apiKey: string | undefined, fail: (msg: string) => Error): PoolSpec {
   if ((u.url === undefined) === (u.servers === undefined)) throw fail(`upstream ${u.name}: give url or servers, not both or neither`);
-  const servers = u.servers
-    ? u.servers.map((s) => ({ url: trimmed(s.url), weight: s.weight, maxConcurrent: s.max_concurrent }))
-    : [{ url: trimmed(u.url as string), weight: 1, maxConcurrent: undefined }];
-  const urls = new Set(servers.map((s) => s.url));
-  if (urls.size !== servers.length) throw fail(`upstream ${u.name}: a server is listed twice`);
+  const given = u.servers ?? [{ url: u.url as string, weight: 1, max_concurrent: undefined }];
+  const where = (i: number) => (u.servers ? `upstream ${u.name}: servers[${i}].url` : `upstream ${u.name}: url`);
+  const servers = labelled(
+    given.map((s, i) => ({ ...normalised(s.url, where(i), fail), weight: s.weight, maxConcurrent: s.max_concurrent })),
+  );
+  servers.forEach((s, i) => {
+    const first = servers.findIndex((other) => other.url === s.url);
+    if (first !== i) throw fail(`upstream ${u.name}: servers[${first}] and servers[${i}] are the same server (${servers[first].label})`);
+  });
   const o = u.outlier;
   return {
+    key: `upstream:${u.name}`,
     name: u.name,
     servers,
     retries: u.retries,
@@ -73,12 +84,13 @@ export function poolOf(u: UpstreamEntry, apiKey: string | undefined, fail: (msg:
   };
 }
 
-/** A model's own URL (`upstream_url`, or UPSTREAM_URL): a pool of one, named by its URL. */
-export function singleServerPool(url: string): PoolSpec {
-  const base = trimmed(url);
+/** A model's own URL (`upstream_url`, or UPSTREAM_URL): a pool of one, shown by the id of `model`. */
+export function singleServerPool(url: string, model: string, where: string, fail: (msg: string) => Error): PoolSpec {
+  const server = normalised(url, where, fail);
   return {
-    name: base,
-    servers: [{ url: base, weight: 1, maxConcurrent: undefined }],
+    key: `url:${server.url}`,
+    name: model,
+    servers: [{ ...server, weight: 1, maxConcurrent: undefined }],
     retries: 0,
     queueTimeoutMs: 0,
     affinity: undefined,
@@ -87,4 +99,20 @@ export function singleServerPool(url: string): PoolSpec {
     apiKey: undefined,
     outlier: DEFAULT_OUTLIER,
   };
+}
+
+function normalised(raw: string, where: string, fail: (msg: string) => Error): { url: string; label: string } {
+  const server = serverUrl(raw, where);
+  if (typeof server === 'string') throw fail(server);
+  return server;
+}
+
+/** Servers of one pool on one host and port (different paths) get `#2`, `#3`… so that each label names one server. */
+function labelled<T extends { label: string }>(servers: T[]): T[] {
+  const seen = new Map<string, number>();
+  return servers.map((s) => {
+    const n = (seen.get(s.label) ?? 0) + 1;
+    seen.set(s.label, n);
+    return n === 1 ? s : { ...s, label: `${s.label}#${n}` };
+  });
 }

@@ -8,17 +8,25 @@ import { outputCapFieldsSchema } from './output-caps';
 export const httpUrl = z
   .string()
   .url('must be a URL')
-  .refine((v) => /^https?:\/\//.test(v), 'must be an http:// or https:// URL');
+  .refine((v) => /^https?:\/\//i.test(v), 'must be an http:// or https:// URL');
 
 /** Seconds a stream whose client left is still read for its usage (0: aborted at once). */
 export const drainSeconds = z.number().int('must be a whole number of seconds').nonnegative('must be 0 or more');
+
+/** A server's weight: its share relative to the others' (so at most 10,000 times another's). */
+export const MIN_WEIGHT = 0.01;
+export const MAX_WEIGHT = 100;
 
 /** One server of a pool. */
 export const serverSchema = z.strictObject({
   /** Base URL including /v1. */
   url: httpUrl,
-  /** Its share of the load relative to the others. Default 1. */
-  weight: z.number().positive().default(1),
+  /** Its share of the load relative to the others, from 0.01 to 100 (a tiny float would never be chosen). Default 1. */
+  weight: z
+    .number()
+    .min(MIN_WEIGHT, `must be between ${MIN_WEIGHT} and ${MAX_WEIGHT}`)
+    .max(MAX_WEIGHT, `must be between ${MIN_WEIGHT} and ${MAX_WEIGHT}`)
+    .default(1),
   /** Most requests it is sent at once; more wait up to `queue_timeout_ms` for a slot. Default: no limit. */
   max_concurrent: z.number().int().positive().optional(),
 });

@@ -53,7 +53,7 @@ export function attempt(
     req = send({
       hostname: server.hostname,
       port: server.port,
-      path: server.basePath + out.path,
+      path: server.pathFor(out.path),
       method: out.method,
       headers: out.headers,
       agent: server.agent,

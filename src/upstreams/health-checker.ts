@@ -72,7 +72,7 @@ export class HealthChecker {
       failure = await check(server, path, this.timeoutMs, apiKey);
       if (failure === undefined) break;
     }
-    const labels = { pool: this.pool, server: server.url };
+    const labels = { pool: this.pool, server: server.label };
     this.metrics.healthy.set(labels, failure === undefined ? 1 : 0);
     if (failure !== undefined) {
       server.noteError(failure);

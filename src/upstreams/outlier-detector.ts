@@ -39,7 +39,7 @@ export class OutlierDetector {
     const ejected = all.filter((s) => s.ejected(now)).length;
     if (ejected + 1 > Math.floor((all.length * this.spec.maxEjectionPercent) / 100)) {
       this.logger.warn(
-        { pool: this.pool, server: server.url, failures: server.failures },
+        { pool: this.pool, server: server.label, failures: server.failures },
         'upstream server failing, not ejected: too much of its pool is out',
       );
       return;
@@ -48,14 +48,14 @@ export class OutlierDetector {
     server.ejections++;
     server.failures = 0;
     server.ejectedUntil = now + ms;
-    this.metrics.ejected.set({ pool: this.pool, server: server.url }, 1);
-    this.metrics.ejections.inc({ pool: this.pool, server: server.url });
-    this.logger.warn({ pool: this.pool, server: server.url, ejectedMs: ms, ejections: server.ejections }, 'upstream server ejected');
+    this.metrics.ejected.set({ pool: this.pool, server: server.label }, 1);
+    this.metrics.ejections.inc({ pool: this.pool, server: server.label });
+    this.logger.warn({ pool: this.pool, server: server.label, ejectedMs: ms, ejections: server.ejections }, 'upstream server ejected');
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       if (server.ejected(Date.now())) return;
-      this.metrics.ejected.set({ pool: this.pool, server: server.url }, 0);
-      this.logger.info({ pool: this.pool, server: server.url }, 'upstream server re-admitted');
+      this.metrics.ejected.set({ pool: this.pool, server: server.label }, 0);
+      this.logger.info({ pool: this.pool, server: server.label }, 'upstream server re-admitted');
     }, ms);
     timer.unref();
     this.timers.add(timer);

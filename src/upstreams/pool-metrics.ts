@@ -1,4 +1,4 @@
-/** The pools' Prometheus metrics, per server (label `server`: its base URL, bounded by the models file). */
+/** The pools' Prometheus metrics, per server (label `server`: its redacted scheme://host:port, bounded by the models file). */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -119,7 +119,7 @@ export class Pool {
         // The server closed this kept-alive connection as we reused it: the request never reached it. Each resend uses
         // up one such connection; the last ones end on a fresh connection, whose failure counts.
         resends++;
-        this.deps.logger.info({ pool: this.spec.name, server: server.url }, 'upstream closed a pooled connection: sending again');
+        this.deps.logger.info({ pool: this.spec.name, server: server.label }, 'upstream closed a pooled connection: sending again');
         continue;
       }
       tried.add(server);
@@ -130,7 +130,7 @@ export class Pool {
 
   /** One try at one server, counted in its in-flight number until the answer ends (or the try fails). */
   private async try(server: UpstreamServer, out: Outgoing, signal: AbortSignal) {
-    const labels = { pool: this.spec.name, server: server.url };
+    const labels = { pool: this.spec.name, server: server.label };
     const { metrics } = this.deps;
     server.started();
     metrics.inFlight.inc(labels);
@@ -155,7 +155,7 @@ export class Pool {
   }
 
   private record(server: UpstreamServer, outcome: TryOutcome, what: string): void {
-    this.deps.metrics.requests.inc({ pool: this.spec.name, server: server.url, outcome });
+    this.deps.metrics.requests.inc({ pool: this.spec.name, server: server.label, outcome });
     if (outcome === 'answered') return this.outliers.succeeded(server);
     server.noteError(what);
     // A 429 is a busy server, not a broken one: tried elsewhere, never ejected for it.

@@ -19,6 +19,7 @@ export interface PoolsOptions {
 
 /** One server's state now, as the operator's API shows it (src/api/upstream.ts maps it). */
 export interface ServerState {
+  /** Its redacted label, scheme://host:port: never the URL's userinfo, path or query. */
   url: string;
   weight: number;
   maxConcurrent: number | undefined;
@@ -40,6 +41,7 @@ export interface PoolState {
 }
 
 export class Pools {
+  /** By the pool's key: upstream names and models' own URLs apart. */
   private readonly byName = new Map<string, Pool>();
   private readonly deps: PoolDeps;
   private catalog: Catalog | undefined;
@@ -67,7 +69,7 @@ export class Pools {
     this.catalog = catalog;
     const named = new Set<string>();
     for (const model of catalog.list()) {
-      named.add(model.pool.name);
+      named.add(model.pool.key);
       this.of(model);
     }
     for (const [name, pool] of this.byName) {
@@ -80,10 +82,10 @@ export class Pools {
   /** The pool serving `model`, updated to its spec when the catalog was reloaded. */
   of(model: Model): Pool {
     const spec = model.pool;
-    let pool = this.byName.get(spec.name);
+    let pool = this.byName.get(spec.key);
     if (!pool) {
       pool = new Pool(spec, this.deps);
-      if (!this.closed) this.byName.set(spec.name, pool);
+      if (!this.closed) this.byName.set(spec.key, pool);
     } else if (pool.spec !== spec) pool.update(spec);
     return pool;
   }
@@ -98,10 +100,10 @@ export class Pools {
       affinity: pool.spec.affinity,
       models: catalog
         .list()
-        .filter((m) => m.pool.name === pool.spec.name)
+        .filter((m) => m.pool.key === pool.spec.key)
         .map((m) => m.id),
       servers: pool.servers.map((s) => ({
-        url: s.url,
+        url: s.label,
         weight: s.weight,
         maxConcurrent: s.maxConcurrent,
         inFlight: s.inFlight,

@@ -10,6 +10,10 @@ export class UpstreamServer {
   readonly port: number;
   /** The base path (`/v1`) that request paths are appended to. */
   readonly basePath: string;
+  /** The URL's query (`?api-version=…`, or ''), kept on every call. */
+  readonly query: string;
+  /** scheme://host:port: how metrics, the operator's API and logs name it (its URL may hold secrets). */
+  readonly label: string;
   weight: number;
   maxConcurrent: number | undefined;
   /** Requests sent and not yet ended (a stream counts until its last byte). */
@@ -37,10 +41,18 @@ export class UpstreamServer {
     this.hostname = target.hostname.replace(/^\[|\]$/g, '');
     this.port = target.port ? Number(target.port) : this.https ? 443 : 80;
     this.basePath = target.pathname.replace(/\/+$/, '');
+    this.query = target.search;
+    this.label = spec.label;
     const agentOptions = { keepAlive: true, maxFreeSockets, scheduling: 'lifo' as const };
     this.agent = this.https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
     this.weight = spec.weight;
     this.maxConcurrent = spec.maxConcurrent;
+  }
+
+  /** The path a request for `path` (under the base URL, perhaps with a query of its own) is sent to. */
+  pathFor(path: string): string {
+    if (this.query === '') return this.basePath + path;
+    return this.basePath + path + (path.includes('?') ? `&${this.query.slice(1)}` : this.query);
   }
 
   /** Its settings after a reload; its state (in flight, health) stays. */

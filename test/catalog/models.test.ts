@@ -40,8 +40,8 @@ describe('models file', () => {
       upstreamUrl: 'http://up:8000/v1',
       // A model's own URL is a pool of one: no retries elsewhere, no health checks, no queue.
       pool: expect.objectContaining({
-        name: 'http://up:8000/v1',
-        servers: [{ url: 'http://up:8000/v1', weight: 1, maxConcurrent: undefined }],
+        name: 'a/b',
+        servers: [{ url: 'http://up:8000/v1', label: 'http://up:8000', weight: 1, maxConcurrent: undefined }],
         retries: 0,
         healthIntervalMs: 0,
       }),

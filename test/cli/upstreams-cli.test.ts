@@ -12,17 +12,25 @@ describe('tokenmeter CLI: upstreams', () => {
     expect(shown.code).toBe(0);
     const [header, row] = shown.stdout.trim().split('\n');
     expect(header.split(/\s{2,}/)).toEqual(['POOL', 'MODELS', 'SERVER', 'WEIGHT', 'IN FLIGHT', 'MAX', 'STATE', 'LAST ERROR']);
-    expect(row.split(/\s{2,}/)).toEqual([f.upstream.url, MODEL, f.upstream.url, '1', '0', '-', 'healthy', '-']);
+    expect(row.split(/\s{2,}/)).toEqual([MODEL, MODEL, new URL(f.upstream.url).origin, '1', '0', '-', 'healthy', '-']);
     const json = JSON.parse((await f.cli('upstreams', '--json')).stdout);
     expect(json).toEqual([
       {
         object: 'upstream_pool',
-        name: f.upstream.url,
+        name: MODEL,
         retries: 0,
         affinity: null,
         models: [MODEL],
         servers: [
-          { url: f.upstream.url, weight: 1, max_concurrent: null, in_flight: 0, healthy: true, ejected_until: null, last_error: null },
+          {
+            url: new URL(f.upstream.url).origin,
+            weight: 1,
+            max_concurrent: null,
+            in_flight: 0,
+            healthy: true,
+            ejected_until: null,
+            last_error: null,
+          },
         ],
       },
     ]);

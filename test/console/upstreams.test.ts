@@ -63,7 +63,7 @@ describe('the upstreams page in Chromium', () => {
 
   test('an operator sees both servers of a pool, and after Refresh the stopped one unhealthy with its last error', async () => {
     const { page } = w;
-    await eventually(async () => expect(await serverState(well.url)).toMatchObject({ healthy: true }));
+    await eventually(async () => expect(await serverState(new URL(well.url).origin)).toMatchObject({ healthy: true }));
     await signIn(page, url, OPERATOR);
     await page.getByRole('navigation').getByRole('link', { name: 'Upstreams', exact: true }).click();
     await settledPage(page, 'Upstreams');
@@ -72,21 +72,31 @@ describe('the upstreams page in Chromium', () => {
     await expect(page.locator('main img').count()).resolves.toBe(0);
     const rows = page.locator('table.list tbody tr');
     await expect(rows.count()).resolves.toBe(2);
-    const stoppedRow = rows.filter({ hasText: stopped.url });
+    const stoppedRow = rows.filter({ hasText: new URL(stopped.url).origin });
     await expect(stoppedRow.getByText('healthy', { exact: true }).count()).resolves.toBe(1);
     await expect(page.getByText(MODEL).count()).resolves.toBe(1);
-    await expect(rows.filter({ hasText: well.url }).getByText('0 / 8', { exact: true }).count()).resolves.toBe(1);
+    await expect(
+      rows
+        .filter({ hasText: new URL(well.url).origin })
+        .getByText('0 / 8', { exact: true })
+        .count(),
+    ).resolves.toBe(1);
 
     await stopped.close();
-    await eventually(async () => expect(await serverState(stopped.url)).toMatchObject({ healthy: false }));
-    const { last_error: lastError } = await serverState(stopped.url);
+    await eventually(async () => expect(await serverState(new URL(stopped.url).origin)).toMatchObject({ healthy: false }));
+    const { last_error: lastError } = await serverState(new URL(stopped.url).origin);
     expect(lastError.message).toMatch(/^health check \/v1\/models: /);
     // Read once: the page shows what it read until the operator asks again.
     await expect(stoppedRow.getByText('unhealthy', { exact: true }).count()).resolves.toBe(0);
     await page.getByRole('button', { name: 'Refresh' }).click();
     await stoppedRow.getByText('unhealthy', { exact: true }).waitFor();
     await expect(stoppedRow.getByText(/^health check \/v1\/models: /).count()).resolves.toBe(1);
-    await expect(rows.filter({ hasText: well.url }).getByText('healthy', { exact: true }).count()).resolves.toBe(1);
+    await expect(
+      rows
+        .filter({ hasText: new URL(well.url).origin })
+        .getByText('healthy', { exact: true })
+        .count(),
+    ).resolves.toBe(1);
     await expect(page.locator('main img').count()).resolves.toBe(0);
     await review(w, 'admin-upstreams');
   });

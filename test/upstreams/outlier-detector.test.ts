@@ -11,7 +11,7 @@ const quiet = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }
 
 describe('the outlier detector', () => {
   const servers = ['http://a:1/v1', 'http://b:1/v1', 'http://c:1/v1', 'http://d:1/v1'].map(
-    (url) => new UpstreamServer(url, { url, weight: 1, maxConcurrent: undefined }, 1),
+    (url) => new UpstreamServer(url, { url, label: url, weight: 1, maxConcurrent: undefined }, 1),
   );
   const detector = new OutlierDetector('p', spec, () => servers, quiet, new PoolMetrics(new Registry()));
   afterAll(() => {

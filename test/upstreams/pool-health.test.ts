@@ -42,6 +42,8 @@ describe('pool health (memory store)', () => {
       .set('authorization', `Bearer ${key.secret}`)
       .send(body);
   const posts = (calls: UpstreamCall[]) => calls.filter((c) => c.path === '/v1/chat/completions').length;
+  /** A server as metrics and the operator's API show it: scheme://host:port, never its path. */
+  const origin = (url: string) => new URL(url).origin;
   const healthGauge = async (url: string) => {
     const text = await (proxy as ProxyUnderTest).metrics.registry.getSingleMetricAsString('tokenmeter_upstream_healthy');
     return new RegExp(`server="${url.replace(/[/.]/g, '\\$&')}"} (\\d)`).exec(text)?.[1];
@@ -66,7 +68,7 @@ describe('pool health (memory store)', () => {
       models: [{ upstream: 'replicas' }],
       env: { POOL_KEY: 'sk-upstream-key' },
     });
-    await eventually(async () => expect(await healthGauge(sick.url)).toBe('0'));
+    await eventually(async () => expect(await healthGauge(origin(sick.url))).toBe('0'));
     // Both paths were tried before the server was called unhealthy, with the upstream's key (/v1/models wants it).
     const checks = sick.calls.filter((c) => c.path === '/health' || c.path === '/v1/models');
     expect(new Set(checks.map((c) => c.path))).toEqual(new Set(['/health', '/v1/models']));
@@ -76,7 +78,7 @@ describe('pool health (memory store)', () => {
     expect(proxy.logs.some((l) => l.includes('upstream server failed its health check'))).toBe(true);
 
     healthy = true;
-    await eventually(async () => expect(await healthGauge(sick.url)).toBe('1'));
+    await eventually(async () => expect(await healthGauge(origin(sick.url))).toBe('1'));
     for (let i = 0; i < 6; i++) expect((await post()).status).toBe(200);
     expect(posts(sick.calls)).toBe(3);
     await settled(proxy);
@@ -116,7 +118,7 @@ describe('pool health (memory store)', () => {
     writeFileSync(file, stringify(entry([staying.url, joining.url])));
     await modelsFile.reload();
     const view = await request(proxy.url).get('/admin/upstreams').set('authorization', `Bearer ${ADMIN_TOKEN}`);
-    expect(view.body.data[0].servers.map((v: { url: string }) => v.url)).toEqual([staying.url, joining.url]);
+    expect(view.body.data[0].servers.map((v: { url: string }) => v.url)).toEqual([origin(staying.url), origin(joining.url)]);
     expect(view.body.data[0].servers[0].last_error).toMatchObject({ message: 'status 503' });
 
     release();
