@@ -20,12 +20,19 @@ export const hostedToolsSchema = z
       vector_store_ids: z.array(z.string().min(1)).optional(),
       /** code_interpreter: the containers any account may name (the operator's, shared). Default none. */
       containers: z.array(z.string().min(1)).optional(),
+      /** mcp (required there): the hosts a request's `server_url` may name; every other host is refused. */
+      allowed_hosts: z.array(z.string().min(1)).min(1, 'must list at least one host').optional(),
+      /** mcp: let `allowed_hosts` name private, loopback and link-local addresses (refused by default). Default false. */
+      allow_private_hosts: z.boolean().default(false),
     }),
   )
   .superRefine((tools, ctx) => {
     for (const type of ['function', 'custom'])
       if (type in tools)
         ctx.addIssue({ code: 'custom', path: [type], message: 'function and custom tools always pass: they are not hosted tools' });
+    // The upstream calls whatever server_url a request names: without a list, a client could aim it anywhere.
+    if (tools.mcp && tools.mcp.allowed_hosts === undefined)
+      ctx.addIssue({ code: 'custom', path: ['mcp', 'allowed_hosts'], message: "is required: the hosts a request's server_url may name" });
   });
 
 /** One allowed hosted tool, resolved. */
@@ -34,6 +41,9 @@ export interface HostedTool {
   maxCalls: number;
   /** The operator's vector-store or container ids this tool may name; every other id is refused. */
   sharedIds: ReadonlySet<string>;
+  /** mcp: the hosts `server_url` may name (lower case), and whether private addresses among them pass. */
+  allowedHosts: ReadonlySet<string> | undefined;
+  allowPrivateHosts: boolean;
 }
 
 /** The allowed hosted tools by type; empty when the model allows none (the default). */
@@ -43,7 +53,14 @@ export function hostedToolsOf(entry: z.output<typeof hostedToolsSchema> | undefi
   const tools = new Map<string, HostedTool>();
   for (const [type, t] of Object.entries(entry ?? {})) {
     const sharedIds = new Set([...(t.vector_store_ids ?? []), ...(t.containers ?? [])]);
-    tools.set(type, { perCallTokens: t.per_call_tokens, maxCalls: t.max_calls, sharedIds });
+    const allowedHosts = t.allowed_hosts && new Set(t.allowed_hosts.map((h) => h.toLowerCase()));
+    tools.set(type, {
+      perCallTokens: t.per_call_tokens,
+      maxCalls: t.max_calls,
+      sharedIds,
+      allowedHosts,
+      allowPrivateHosts: t.allow_private_hosts,
+    });
   }
   return tools;
 }

@@ -5,6 +5,7 @@
  */
 import type { Model } from '../catalog/models';
 import { apiError, type ApiError } from '../http/errors';
+import { mcpServerUrlRefusal } from './mcp-server-url';
 import type { Usage } from './usage';
 
 const CLIENT_TOOLS = new Set(['function', 'custom']);
@@ -42,8 +43,11 @@ export function hostedToolRefusal(tools: readonly unknown[] | null | undefined, 
     );
   for (let i = 0; i < (tools?.length ?? 0); i++) {
     const type = typeOf(tools![i]);
-    if (typeof type === 'string' && (CLIENT_TOOLS.has(type) || model.hostedTools.has(type))) continue;
-    return refuse(`tools[${i}].type`, type);
+    if (typeof type === 'string' && CLIENT_TOOLS.has(type)) continue;
+    const allowed = typeof type === 'string' ? model.hostedTools.get(type) : undefined;
+    if (!allowed) return refuse(`tools[${i}].type`, type);
+    const badUrl = type === 'mcp' ? mcpServerUrlRefusal(tools![i], allowed, `tools[${i}].server_url`) : undefined;
+    if (badUrl) return badUrl;
   }
   const chosen = typeOf(choice);
   if (typeof chosen === 'string' && !CLIENT_CHOICES.has(chosen) && !model.hostedTools.has(chosen))

@@ -171,8 +171,8 @@ describe('models file', () => {
     };
     const c = buildCatalog({ models: [{ id: 'a/t', hosted_tools, ...base }] }, defaults);
     expect([...c.get('a/t')!.hostedTools]).toEqual([
-      ['web_search', { perCallTokens: 2000, maxCalls: 5, sharedIds: new Set() }],
-      ['file_search', { perCallTokens: 500, maxCalls: 2, sharedIds: new Set(['vs_1']) }],
+      ['web_search', { perCallTokens: 2000, maxCalls: 5, sharedIds: new Set(), allowedHosts: undefined, allowPrivateHosts: false }],
+      ['file_search', { perCallTokens: 500, maxCalls: 2, sharedIds: new Set(['vs_1']), allowedHosts: undefined, allowPrivateHosts: false }],
     ]);
     const bad = (tools: unknown) => () => buildCatalog({ models: [{ id: 'a/t', hosted_tools: tools, ...base }] }, defaults);
     expect(bad({ function: { per_call_tokens: 1 } })).toThrow(/hosted_tools.*function and custom tools always pass/);
