@@ -56,6 +56,8 @@ export interface Model {
   inputWeight: number;
   /** Per prompt token the upstream reports as cached (≤ inputWeight, so a reservation at inputWeight covers it). */
   cachedInputWeight: number;
+  /** Per prompt token the upstream reports as written to its cache; may exceed inputWeight (the reservation covers it). */
+  cacheWriteWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
   /** How long a stream whose client left is still read for its usage (upstream-drain.ts); 0: aborted at once. */
@@ -154,6 +156,7 @@ function modelOf(
     dimensions: m.dimensions,
     inputWeight: weight.input,
     cachedInputWeight: weight.cached_input ?? weight.input,
+    cacheWriteWeight: weight.cache_write ?? weight.input,
     outputWeight: weight.output,
     streamIncludeUsage: m.stream_include_usage ?? up?.stream_include_usage ?? true,
     drainMs: (m.drain_seconds ?? up?.drain_seconds ?? defaults.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000,

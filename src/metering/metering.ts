@@ -36,19 +36,33 @@ export interface Lease {
 
 /**
  * The weighted-token (pricing) formula, the one place it lives: tokens charged for a prompt and a completion under a model's weights,
- * the prompt's `cachedTokens` (those the upstream served from its cache) at the cached-input weight and the rest at the
- * input weight; rounded up, never undercharging. Reservations are built from it too,
- * with no cached tokens (nobody knows yet what will be cached).
+ * the prompt's `cachedTokens` (those the upstream served from its cache) at the cached-input weight, its
+ * `cacheWriteTokens` (those it wrote to its cache) at the cache-write weight, and the rest at the input weight; rounded
+ * up, never undercharging. Reservations are built from it too (reservedPrompt), with no cached tokens (nobody knows
+ * yet what will be cached).
  */
 export function charge(
-  model: Pick<Model, 'inputWeight' | 'outputWeight'> & Partial<Pick<Model, 'cachedInputWeight'>>,
+  model: Pick<Model, 'inputWeight' | 'outputWeight'> & Partial<Pick<Model, 'cachedInputWeight' | 'cacheWriteWeight'>>,
   promptTokens: number,
   completionTokens: number,
   cachedTokens = 0,
+  cacheWriteTokens = 0,
 ): number {
   const cached = Math.min(cachedTokens, promptTokens);
+  const written = Math.min(cacheWriteTokens, promptTokens - cached);
   const cachedWeight = model.cachedInputWeight ?? model.inputWeight;
-  return Math.ceil((promptTokens - cached) * model.inputWeight + cached * cachedWeight + completionTokens * model.outputWeight);
+  const writeWeight = model.cacheWriteWeight ?? model.inputWeight;
+  return Math.ceil(
+    (promptTokens - cached - written) * model.inputWeight +
+      cached * cachedWeight +
+      written * writeWeight +
+      completionTokens * model.outputWeight,
+  );
+}
+
+/** A prompt's reservation: at the input weight, or the cache-write weight where that is dearer (any token may be written). */
+function reservedPrompt(model: Model, promptTokens: number): number {
+  return model.cacheWriteWeight > model.inputWeight ? charge(model, promptTokens, 0, 0, promptTokens) : charge(model, promptTokens, 0);
 }
 
 export class Meter {
@@ -109,7 +123,7 @@ export class Meter {
         keyId: args.keyId,
         requestId: args.requestId,
         model: args.model.id,
-        fixed: charge(args.model, args.promptTokens, 0) + (args.toolTokens ?? 0),
+        fixed: reservedPrompt(args.model, args.promptTokens) + (args.toolTokens ?? 0),
         unit: args.model.outputWeight * args.choices,
         allowance: args.allowance,
         defaultAllowance: args.defaultAllowance,
@@ -124,7 +138,7 @@ export class Meter {
 
   /** Tokens a request counts against tpm limits when admitted: what `reserve` asks for. */
   reservationTokens(model: Model, promptTokens: number, allowance: number, choices: number): number {
-    return Math.ceil(charge(model, promptTokens, 0) + allowance * model.outputWeight * choices);
+    return Math.ceil(reservedPrompt(model, promptTokens) + allowance * model.outputWeight * choices);
   }
 
   /** The model level of the limits (its own slot), for a model that has limits; before the reservation. */
