@@ -24,7 +24,8 @@ import { bearerAuth } from './http/auth';
 import { bodyTimeout } from './http/body-timeout';
 import { liveCredential } from './http/live-credential';
 import { errorHandler } from './http/error-handler';
-import { apiError, sendError } from './http/errors';
+import { answerErrorsAs, apiError, sendError } from './http/errors';
+import { requestApiKey } from './http/keys';
 import { hostAuth } from './http/host-auth';
 import { upstreamHeaders } from './http/http-headers';
 import { jsonBody } from './http/json-body';
@@ -39,6 +40,8 @@ import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import { responsesEndpoint } from './proxy/endpoints/responses';
+import { messagesEndpoint } from './proxy/endpoints/messages';
+import { countTokens } from './proxy/count-tokens';
 import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
@@ -172,6 +175,42 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
       sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
     });
   }
+  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
+  const live = liveCredential({ keys: store, accounts: whole, guard });
+  // Anthropic's Messages API: its errors in Anthropic's shape from the first handler on, the key from x-api-key or
+  // Bearer, and Anthropic's version and beta headers forwarded beside the operator's.
+  const anthropic: RequestHandler = (_req, res, next) => {
+    answerErrorsAs(res, 'anthropic');
+    next();
+  };
+  const apiKeyAuth = deps.authenticate ? authenticate : bearerAuth({ store, logger, credential: requestApiKey });
+  const anthropicHeaders = upstreamHeaders([...(config.upstreamForwardHeaders ?? []), 'anthropic-version', 'anthropic-beta']);
+  const messages = ENDPOINT_PATHS.messages;
+  const countOptions = { catalog: deps.catalog, pools: deps.pools, counter: deps.counter, upstreamHeaders: anthropicHeaders };
+  router.post(
+    `${messages}/count_tokens`,
+    anthropic,
+    log(false),
+    deadline,
+    refuseWhileDraining,
+    apiKeyAuth,
+    live,
+    jsonBody(config.bodyLimit),
+    countTokens({ ...countOptions, responseLimit: config.upstreamResponseLimit }),
+  );
+  router.post(
+    messages,
+    anthropic,
+    log(true, 'messages'),
+    deadline,
+    refuseWhileDraining,
+    apiKeyAuth,
+    jsonBody(config.bodyLimit),
+    meteredRoute(messagesEndpoint, { ...routeOptions, upstreamHeaders: anthropicHeaders }),
+  );
+  router.all([messages, `${messages}/count_tokens`], anthropic, (req, res) => {
+    sendError(res, apiError('method_not_allowed', `Use POST for /v1${req.path}.`), { allow: 'POST' });
+  });
   // The Responses API's stored state: the account's own responses only.
   const stored = storedResponses({
     catalog: deps.catalog,
@@ -181,8 +220,6 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     logger,
     responseLimit: config.upstreamResponseLimit,
   });
-  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
-  const live = liveCredential({ keys: store, accounts: whole, guard });
   router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, live, stored);
   router.use('/models', log(false), deadline, authenticate, live, modelsApi({ catalog: deps.catalog }));
   router.use(errorHandler(logger));
