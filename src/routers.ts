@@ -41,6 +41,7 @@ import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import { responsesEndpoint } from './proxy/endpoints/responses';
 import { messagesEndpoint } from './proxy/endpoints/messages';
+import { rerankEndpoint, scoreEndpoint } from './proxy/endpoints/rerank';
 import { countTokens } from './proxy/count-tokens';
 import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
@@ -159,7 +160,14 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     shuttingDown: () => lifecycle.draining,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
-  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
+  const endpoints: AnyEndpoint[] = [
+    chatEndpoint,
+    completionsEndpoint,
+    embeddingsEndpoint,
+    responsesEndpoint(deps.responses, logger),
+    rerankEndpoint,
+    scoreEndpoint,
+  ];
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
     router.post(

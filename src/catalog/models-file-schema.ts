@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { limitsSchema } from '../limits/limits';
-import { ENDPOINTS } from './endpoints';
+import { ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
 import { hostedToolsSchema } from './hosted-tools';
 import { storedPromptsSchema } from './stored-prompts';
@@ -81,8 +81,9 @@ const modelSchema = z.strictObject({
   owned_by: z.string().min(1).optional(),
 });
 
-/** Whether an entry's endpoints are embeddings alone (the default endpoints are not). */
-const embeddingsOnly = (endpoints: readonly string[] | undefined) => endpoints?.length === 1 && endpoints[0] === 'embeddings';
+/** Whether an entry's endpoints produce no output (embeddings, rerank, score alone; the default endpoints do). */
+const embeddingsOnly = (endpoints: readonly EndpointName[] | undefined) =>
+  endpoints !== undefined && endpoints.every((e) => NO_OUTPUT.has(e));
 
 /** The output allowance a model with outputs must have; an embeddings-only model needs none. */
 const modelEntrySchema = modelSchema.superRefine((m, ctx) => {

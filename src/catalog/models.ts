@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { hasLimits, type Limits } from '../limits/limits';
-import { DEFAULT_ENDPOINTS, type EndpointName } from './endpoints';
+import { DEFAULT_ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { hostedToolsOf, type HostedTools } from './hosted-tools';
 import { storedPromptsOf, type StoredPrompts } from './stored-prompts';
 import { outputCapFields, type OutputEndpoint } from './output-caps';
@@ -79,9 +79,10 @@ export interface Model {
   ownedBy: string;
 }
 
-/** A model that serves embeddings alone produces no output tokens: it has no output price or weight to show. */
+/** A model that serves embeddings alone (or rerank and score: NO_OUTPUT) produces no output tokens: no output price or weight. */
 export function servesEmbeddingsOnly(endpoints: ReadonlySet<EndpointName>): boolean {
-  return endpoints.size === 1 && endpoints.has('embeddings');
+  for (const e of endpoints) if (!NO_OUTPUT.has(e)) return false;
+  return endpoints.size > 0;
 }
 
 export interface Catalog {

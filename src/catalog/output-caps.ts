@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { EndpointName } from './endpoints';
 
 /** The endpoints that produce output tokens. */
-export type OutputEndpoint = Exclude<EndpointName, 'embeddings'>;
+export type OutputEndpoint = Exclude<EndpointName, 'embeddings' | 'rerank' | 'score'>;
 
 /**
  * Every field known to cap output somewhere: OpenAI's (`max_tokens`, `max_completion_tokens`, `max_output_tokens`),
