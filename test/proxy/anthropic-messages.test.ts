@@ -180,6 +180,31 @@ describe.each(storeKinds)('the Messages API through the Anthropic SDK (%s store)
     expect(await ledger(key.id)).toMatchObject({ status: 499, completionTokens: 4, chargedTokens: priced(4), estimated: false });
   });
 
+  it("a stream the upstream breaks after message_start is charged our count of what streamed, not message_start's output", async () => {
+    const reply = messagesReply({ ...CACHE, blocks: [{ type: 'text', pieces: ['one ', 'two ', 'three ', 'four ', 'five '] }] });
+    t.upstream.behave((call, req, res) => {
+      // Everything up to message_delta, then (once that has left) the connection drops.
+      const write = res.write.bind(res);
+      res.write = ((chunk: string) => {
+        if (!chunk.includes('message_delta')) return write(chunk);
+        setTimeout(() => res.destroy(), 50);
+        return true;
+      }) as typeof res.write;
+      res.end = (() => res) as typeof res.end;
+      return reply(call, req, res);
+    });
+    const key = await keyWithTokens(t.s.store, 100_000);
+    const res = await request(t.proxy.url)
+      .post('/v1/messages')
+      .set('x-api-key', key.secret)
+      .send({ model: MODEL, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'Count' }] });
+    expect(res.text).toContain('event: error');
+    await settled(t.proxy);
+    const record = await ledger(key.id);
+    expect(record).toMatchObject({ estimated: true });
+    expect(record.completionTokens).toBeGreaterThanOrEqual(5);
+  });
+
   it.each([
     [429, 'rate_limit_error'],
     [529, 'overloaded_error'],
