@@ -24,8 +24,7 @@ import { bearerAuth } from './http/auth';
 import { bodyTimeout } from './http/body-timeout';
 import { liveCredential } from './http/live-credential';
 import { errorHandler } from './http/error-handler';
-import { answerErrorsAs, apiError, sendError } from './http/errors';
-import { requestApiKey } from './http/keys';
+import { apiError, sendError } from './http/errors';
 import { hostAuth } from './http/host-auth';
 import { upstreamHeaders } from './http/http-headers';
 import { jsonBody } from './http/json-body';
@@ -34,15 +33,15 @@ import type { Meter } from './metering/metering';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import { metricsHandler } from './observability/metrics-endpoint';
+import { healthRouter } from './observability/health-routes';
 import { requestLog } from './observability/request-log';
 import { ENDPOINT_PATHS, type EndpointName } from './catalog/endpoints';
 import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import { responsesEndpoint } from './proxy/endpoints/responses';
-import { messagesEndpoint } from './proxy/endpoints/messages';
 import { rerankEndpoint, scoreEndpoint } from './proxy/endpoints/rerank';
-import { countTokens } from './proxy/count-tokens';
+import { mountMessages } from './proxy/messages-routes';
 import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
@@ -160,14 +159,8 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     shuttingDown: () => lifecycle.draining,
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
-  const endpoints: AnyEndpoint[] = [
-    chatEndpoint,
-    completionsEndpoint,
-    embeddingsEndpoint,
-    responsesEndpoint(deps.responses, logger),
-    rerankEndpoint,
-    scoreEndpoint,
-  ];
+  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
+  endpoints.push(rerankEndpoint, scoreEndpoint);
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
     router.post(
@@ -185,39 +178,15 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   }
   // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
   const live = liveCredential({ keys: store, accounts: whole, guard });
-  // Anthropic's Messages API: its errors in Anthropic's shape from the first handler on, the key from x-api-key or
-  // Bearer, and Anthropic's version and beta headers forwarded beside the operator's.
-  const anthropic: RequestHandler = (_req, res, next) => {
-    answerErrorsAs(res, 'anthropic');
-    next();
-  };
-  const apiKeyAuth = deps.authenticate ? authenticate : bearerAuth({ store, logger, credential: requestApiKey });
-  const anthropicHeaders = upstreamHeaders([...(config.upstreamForwardHeaders ?? []), 'anthropic-version', 'anthropic-beta']);
-  const messages = ENDPOINT_PATHS.messages;
-  const countOptions = { catalog: deps.catalog, pools: deps.pools, counter: deps.counter, upstreamHeaders: anthropicHeaders };
-  router.post(
-    `${messages}/count_tokens`,
-    anthropic,
-    log(false),
-    deadline,
-    refuseWhileDraining,
-    apiKeyAuth,
+  mountMessages(router, {
+    before: (metered) => [log(metered, metered ? 'messages' : undefined), deadline, refuseWhileDraining],
+    hostAuth: deps.authenticate && authenticate,
     live,
-    jsonBody(config.bodyLimit),
-    countTokens({ ...countOptions, responseLimit: config.upstreamResponseLimit }),
-  );
-  router.post(
-    messages,
-    anthropic,
-    log(true, 'messages'),
-    deadline,
-    refuseWhileDraining,
-    apiKeyAuth,
-    jsonBody(config.bodyLimit),
-    meteredRoute(messagesEndpoint, { ...routeOptions, upstreamHeaders: anthropicHeaders }),
-  );
-  router.all([messages, `${messages}/count_tokens`], anthropic, (req, res) => {
-    sendError(res, apiError('method_not_allowed', `Use POST for /v1${req.path}.`), { allow: 'POST' });
+    body: jsonBody(config.bodyLimit),
+    store,
+    logger,
+    forward: config.upstreamForwardHeaders ?? [],
+    route: routeOptions,
   });
   // The Responses API's stored state: the account's own responses only.
   const stored = storedResponses({
@@ -321,22 +290,5 @@ function webhooksRouter(
     stripeWebhook({ stripe, webhookSecret, store, commerce: deps.commerce, logger, guard }),
     errorHandler(logger),
   );
-  return router;
-}
-
-function healthRouter(deps: MeterDeps): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    if (deps.lifecycle.draining) return sendError(res, apiError('shutting_down', 'This instance is shutting down.'));
-    try {
-      await deps.store.ping();
-      res.json({ status: 'ready', store: deps.store.kind });
-    } catch {
-      sendError(res, apiError('store_unavailable', 'The metering store is not reachable.'));
-    }
-  });
   return router;
 }

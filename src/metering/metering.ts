@@ -35,11 +35,9 @@ export interface Lease {
 }
 
 /**
- * The weighted-token (pricing) formula, the one place it lives: tokens charged for a prompt and a completion under a model's weights,
- * the prompt's `cachedTokens` (those the upstream served from its cache) at the cached-input weight, its
- * `cacheWriteTokens` (those it wrote to its cache) at the cache-write weight, and the rest at the input weight; rounded
- * up, never undercharging. Reservations are built from it too (reservedPrompt), with no cached tokens (nobody knows
- * yet what will be cached).
+ * The weighted-token (pricing) formula, the one place it lives: a prompt's `cachedTokens` (served from the upstream's
+ * cache) at the cached-input weight, its `cacheWriteTokens` (written to it) at the cache-write weight, the rest at the
+ * input weight, and the completion at the output weight; rounded up. Reservations are built from it (reservedPrompt).
  */
 export function charge(
   model: Pick<Model, 'inputWeight' | 'outputWeight'> & Partial<Pick<Model, 'cachedInputWeight' | 'cacheWriteWeight'>>,
