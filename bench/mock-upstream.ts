@@ -2,13 +2,14 @@
  * The stand-in model server, run as its own process: the quick start's upstream (`npm run mock-upstream`, on :8000)
  * and the benchmark's. It speaks each endpoint as vLLM and OpenAI do (see stand-in/): chat completions and Responses
  * as JSON or as a stream, as asked; `text_completion` for /v1/completions; embeddings as floats or base64 with the
- * requested dimensions. Answers are numbered words; usage counts the actual prompt. Cheap by design: the bench
+ * requested dimensions; Anthropic's /v1/messages (JSON, stream, count_tokens) and rerank/score as vLLM does. Answers are numbered words; usage counts the actual prompt. Cheap by design: the bench
  * measures the proxy in front of it. Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import './gc-on-signal';
 import { embeddingsJson } from './stand-in/embeddings-answer';
 import { batchOf, promptTokens } from './stand-in/prompt-usage';
+import { countTokensJson, messagesJson, messagesStream, rerankJson, scoreJson } from './stand-in/messages-answers';
 import { responsesJson, responsesStream } from './stand-in/responses-answers';
 import { textJson, textStream } from './stand-in/text-answers';
 import { EMBED_DIMENSIONS } from './workload';
@@ -81,6 +82,21 @@ function answer(path: string, raw: string, body: Body, res: ServerResponse, dela
   if (path === '/v1/responses') {
     const a = { model, words: wordCount(limitOf(body.max_output_tokens)), promptTokens: prompt(), request: body };
     return stream ? sendStream(res, responsesStream(a, `${a.words}\n${a.promptTokens}\n${raw}`), delayMs) : sendJson(res, responsesJson(a));
+  }
+  if (path === '/v1/messages/count_tokens') return sendJson(res, countTokensJson(prompt()));
+  if (path === '/v1/messages') {
+    const limit = limitOf(body.max_tokens);
+    const words = wordCount(limit);
+    const a = { model, words, promptTokens: prompt(), cut: limit !== undefined && words >= limit };
+    return stream ? sendStream(res, messagesStream(a), delayMs) : sendJson(res, messagesJson(a));
+  }
+  if (path === '/v1/rerank' || path === '/rerank' || path === '/v2/rerank') {
+    if (!Array.isArray(body.documents)) return sendError(res, 400, 'documents must be an array', 'documents');
+    return sendJson(res, rerankJson(model, body.documents, body.top_n, prompt()));
+  }
+  if (path === '/v1/score' || path === '/score') {
+    const pairs = Array.isArray(body.text_2) ? body.text_2.length : 1;
+    return sendJson(res, scoreJson(model, pairs, prompt()));
   }
   if (path === '/v1/embeddings') {
     const dimensions = body.dimensions ?? EMBED_DIMENSIONS;

@@ -33,12 +33,15 @@ import type { Meter } from './metering/metering';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 import { metricsHandler } from './observability/metrics-endpoint';
+import { healthRouter } from './observability/health-routes';
 import { requestLog } from './observability/request-log';
 import { ENDPOINT_PATHS, type EndpointName } from './catalog/endpoints';
 import { chatEndpoint } from './proxy/endpoints/chat';
 import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import { responsesEndpoint } from './proxy/endpoints/responses';
+import { rerankEndpoint, scoreEndpoint } from './proxy/endpoints/rerank';
+import { mountMessages } from './proxy/messages-routes';
 import { storedResponses } from './proxy/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
@@ -157,6 +160,7 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
   };
   // The chat route first: it is the hot path, and every layer before it is tried on every request.
   const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
+  endpoints.push(rerankEndpoint, scoreEndpoint);
   for (const endpoint of endpoints) {
     const path = ENDPOINT_PATHS[endpoint.name];
     router.post(
@@ -172,6 +176,18 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
       sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
     });
   }
+  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
+  const live = liveCredential({ keys: store, accounts: whole, guard });
+  mountMessages(router, {
+    before: (metered) => [log(metered, metered ? 'messages' : undefined), deadline, refuseWhileDraining],
+    hostAuth: deps.authenticate && authenticate,
+    live,
+    body: jsonBody(config.bodyLimit),
+    store,
+    logger,
+    forward: config.upstreamForwardHeaders ?? [],
+    route: routeOptions,
+  });
   // The Responses API's stored state: the account's own responses only.
   const stored = storedResponses({
     catalog: deps.catalog,
@@ -181,8 +197,6 @@ function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGua
     logger,
     responseLimit: config.upstreamResponseLimit,
   });
-  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
-  const live = liveCredential({ keys: store, accounts: whole, guard });
   router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, live, stored);
   router.use('/models', log(false), deadline, authenticate, live, modelsApi({ catalog: deps.catalog }));
   router.use(errorHandler(logger));
@@ -276,22 +290,5 @@ function webhooksRouter(
     stripeWebhook({ stripe, webhookSecret, store, commerce: deps.commerce, logger, guard }),
     errorHandler(logger),
   );
-  return router;
-}
-
-function healthRouter(deps: MeterDeps): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async (_req, res) => {
-    if (deps.lifecycle.draining) return sendError(res, apiError('shutting_down', 'This instance is shutting down.'));
-    try {
-      await deps.store.ping();
-      res.json({ status: 'ready', store: deps.store.kind });
-    } catch {
-      sendError(res, apiError('store_unavailable', 'The metering store is not reachable.'));
-    }
-  });
   return router;
 }

@@ -51,6 +51,17 @@ export function promptTokens(path: string, raw: string, body: Record<string, unk
       const messages = Array.isArray(body.messages) ? body.messages : [];
       return messages.reduce((sum: number, m) => sum + PER_MESSAGE + tokensOf(m), REPLY_PRIMING);
     }
+    if (path === '/v1/messages' || path === '/v1/messages/count_tokens') {
+      const messages = Array.isArray(body.messages) ? body.messages : [];
+      const system = body.system === undefined ? 0 : PER_MESSAGE + tokensOf(body.system);
+      return messages.reduce((sum: number, m) => sum + PER_MESSAGE + tokensOf(m), REPLY_PRIMING + system + tokensOf(body.tools ?? []));
+    }
+    if (path.endsWith('/rerank')) {
+      // Each document is read with the query: a pair per document.
+      const documents = Array.isArray(body.documents) ? body.documents : [];
+      return documents.reduce((sum: number, d) => sum + tokensOf(body.query ?? '') + tokensOf(d), 0);
+    }
+    if (path.endsWith('/score')) return tokensOf(body.text_1 ?? '') + tokensOf(body.text_2 ?? '');
     if (path === '/v1/responses') {
       const input = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input : [];
       return input.reduce((sum: number, item) => sum + PER_MESSAGE + tokensOf(item), REPLY_PRIMING + tokensOf(body.instructions ?? ''));

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { limitsSchema } from '../limits/limits';
-import { ENDPOINTS } from './endpoints';
+import { ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
 import { hostedToolsSchema } from './hosted-tools';
 import { storedPromptsSchema } from './stored-prompts';
@@ -33,19 +33,21 @@ const modelSchema = z.strictObject({
   max_output_tokens: z.number().int().positive().optional(),
   /** An embeddings model's vector length, shown on /v1/models and the model page (the upstream decides it). */
   dimensions: z.number().int().positive().optional(),
-  /** The endpoints the model serves: chat, completions, embeddings, responses. Default: chat, completions, responses. */
+  /** The endpoints the model serves: chat, completions, embeddings, responses, messages. Default: chat, completions, responses. */
   endpoints: z
     .array(z.enum(ENDPOINTS, { error: `must be one of ${ENDPOINTS.join(', ')}` }))
     .min(1, 'must name at least one endpoint')
     .optional(),
   /**
-   * Tokens charged per prompt token, per prompt token the upstream reports as cached, and per completion token.
-   * Default 1, the input weight, and 1.
+   * Tokens charged per prompt token, per prompt token the upstream reports as read from its cache, per prompt token it
+   * reports as written to its cache (Anthropic's `cache_creation_input_tokens`), and per completion token.
+   * Default 1, the input weight, the input weight, and 1.
    */
   quota_weight: z
     .strictObject({
       input: z.number().positive().default(1),
       cached_input: z.number().nonnegative().optional(),
+      cache_write: z.number().nonnegative().optional(),
       output: z.number().positive().default(1),
     })
     .default({ input: 1, output: 1 }),
@@ -79,8 +81,9 @@ const modelSchema = z.strictObject({
   owned_by: z.string().min(1).optional(),
 });
 
-/** Whether an entry's endpoints are embeddings alone (the default endpoints are not). */
-const embeddingsOnly = (endpoints: readonly string[] | undefined) => endpoints?.length === 1 && endpoints[0] === 'embeddings';
+/** Whether an entry's endpoints produce no output (embeddings, rerank, score alone; the default endpoints do). */
+const embeddingsOnly = (endpoints: readonly EndpointName[] | undefined) =>
+  endpoints !== undefined && endpoints.every((e) => NO_OUTPUT.has(e));
 
 /** The output allowance a model with outputs must have; an embeddings-only model needs none. */
 const modelEntrySchema = modelSchema.superRefine((m, ctx) => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { hasLimits, type Limits } from '../limits/limits';
-import { DEFAULT_ENDPOINTS, type EndpointName } from './endpoints';
+import { DEFAULT_ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { hostedToolsOf, type HostedTools } from './hosted-tools';
 import { storedPromptsOf, type StoredPrompts } from './stored-prompts';
 import { outputCapFields, type OutputEndpoint } from './output-caps';
@@ -56,6 +56,8 @@ export interface Model {
   inputWeight: number;
   /** Per prompt token the upstream reports as cached (≤ inputWeight, so a reservation at inputWeight covers it). */
   cachedInputWeight: number;
+  /** Per prompt token the upstream reports as written to its cache; may exceed inputWeight (the reservation covers it). */
+  cacheWriteWeight: number;
   outputWeight: number;
   streamIncludeUsage: boolean;
   /** How long a stream whose client left is still read for its usage (upstream-drain.ts); 0: aborted at once. */
@@ -77,9 +79,10 @@ export interface Model {
   ownedBy: string;
 }
 
-/** A model that serves embeddings alone produces no output tokens: it has no output price or weight to show. */
+/** A model that serves embeddings alone (or rerank and score: NO_OUTPUT) produces no output tokens: no output price or weight. */
 export function servesEmbeddingsOnly(endpoints: ReadonlySet<EndpointName>): boolean {
-  return endpoints.size === 1 && endpoints.has('embeddings');
+  for (const e of endpoints) if (!NO_OUTPUT.has(e)) return false;
+  return endpoints.size > 0;
 }
 
 export interface Catalog {
@@ -154,6 +157,7 @@ function modelOf(
     dimensions: m.dimensions,
     inputWeight: weight.input,
     cachedInputWeight: weight.cached_input ?? weight.input,
+    cacheWriteWeight: weight.cache_write ?? weight.input,
     outputWeight: weight.output,
     streamIncludeUsage: m.stream_include_usage ?? up?.stream_include_usage ?? true,
     drainMs: (m.drain_seconds ?? up?.drain_seconds ?? defaults.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000,

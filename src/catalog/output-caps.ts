@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { EndpointName } from './endpoints';
 
 /** The endpoints that produce output tokens. */
-export type OutputEndpoint = Exclude<EndpointName, 'embeddings'>;
+export type OutputEndpoint = Exclude<EndpointName, 'embeddings' | 'rerank' | 'score'>;
 
 /**
  * Every field known to cap output somewhere: OpenAI's (`max_tokens`, `max_completion_tokens`, `max_output_tokens`),
@@ -32,6 +32,8 @@ export const DEFAULT_OUTPUT_CAP_FIELDS: Readonly<Record<OutputEndpoint, readonly
   chat: ['max_tokens', 'max_completion_tokens'],
   completions: ['max_tokens'],
   responses: ['max_output_tokens'],
+  // Anthropic's Messages API (vLLM's and llama.cpp's too) reads `max_tokens` alone.
+  messages: ['max_tokens'],
 };
 
 const fields = z
@@ -40,7 +42,7 @@ const fields = z
   .optional();
 
 /** `output_cap_fields` of an upstream or a model: the fields each endpoint's allowance goes into. */
-export const outputCapFieldsSchema = z.strictObject({ chat: fields, completions: fields, responses: fields });
+export const outputCapFieldsSchema = z.strictObject({ chat: fields, completions: fields, responses: fields, messages: fields });
 
 export type OutputCapFieldsEntry = z.output<typeof outputCapFieldsSchema>;
 
@@ -50,5 +52,5 @@ export function outputCapFields(
   upstream: OutputCapFieldsEntry | undefined,
 ): Readonly<Record<OutputEndpoint, readonly string[]>> {
   const pick = (e: OutputEndpoint) => model?.[e] ?? upstream?.[e] ?? DEFAULT_OUTPUT_CAP_FIELDS[e];
-  return { chat: pick('chat'), completions: pick('completions'), responses: pick('responses') };
+  return { chat: pick('chat'), completions: pick('completions'), responses: pick('responses'), messages: pick('messages') };
 }

@@ -14,6 +14,8 @@ export interface AuthOptions {
    * at reserve). Default 10000.
    */
   cacheSize?: number;
+  /** Where a request's key is read. Default: `Authorization: Bearer` (requestBearerToken). */
+  credential?: (req: Request) => string | undefined;
 }
 
 const INVALID = apiError('invalid_api_key', 'Incorrect API key provided. Pass a valid key as "Authorization: Bearer sk-...".');
@@ -23,9 +25,10 @@ export function bearerAuth(options: AuthOptions) {
   const cacheSize = options.cacheSize ?? 10_000;
   const cache = new Map<string, KeyRef>();
   const { store, logger } = options;
+  const credential = options.credential ?? requestBearerToken;
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const secret = requestBearerToken(req);
+    const secret = credential(req);
     if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, INVALID);
     const hash = hashKey(secret);
     let ref = cache.get(hash);

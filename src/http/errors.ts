@@ -1,5 +1,6 @@
 /** The closed list of errors tokenmeter itself returns, and the one place that turns them into HTTP responses. */
 import type { ServerResponse } from 'node:http';
+import { anthropicError } from './anthropic-errors';
 
 /** Every error code the proxy can answer with, and its HTTP status and OpenAI error type. */
 const CATALOG = {
@@ -91,14 +92,23 @@ export function errorBody(err: ApiError): OpenAIErrorBody {
   };
 }
 
+/** The API whose error shape a route answers in: OpenAI's, or Anthropic's on the Messages API's routes. */
+export type ErrorShape = 'openai' | 'anthropic';
+
+/** A route answers its errors in `shape` from here on (set before anything can refuse the request). */
+export function answerErrorsAs(res: { locals: Record<string, unknown> }, shape: ErrorShape): void {
+  res.locals.errorShape = shape;
+}
+
 /**
- * Writes an error response, unless headers already went out (then the caller must end the stream its own way).
- * Refusals that a retry cannot fix carry `x-should-retry: false`, which the official SDKs honour.
+ * Writes an error response, unless headers already went out (then the caller must end the stream its own way), in
+ * the route's shape (answerErrorsAs). Refusals that a retry cannot fix carry `x-should-retry: false`, which the
+ * official SDKs honour.
  */
 export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Record<string, string>): void {
   // Leave the code for the request log and the refusal metrics; an upstream's fault also its message, which is what
   // the operator needs to see (a stream where JSON was asked for, the upstream's own error).
-  const locals = (res as { locals?: { errorCode?: ErrorCode; errorMessage?: string } }).locals;
+  const locals = (res as { locals?: { errorCode?: ErrorCode; errorMessage?: string; errorShape?: ErrorShape } }).locals;
   if (locals) {
     locals.errorCode = err.code;
     if (err.code.startsWith('upstream_')) locals.errorMessage = err.message;
@@ -107,13 +117,17 @@ export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Rec
     if (!res.writableEnded) res.end();
     return;
   }
-  const status = statusOf(err);
-  const payload = JSON.stringify(errorBody(err));
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(payload),
-    ...extraHeaders,
-  };
+  let status = statusOf(err);
+  let payload: string;
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', ...extraHeaders };
+  if (locals?.errorShape === 'anthropic') {
+    const shaped = anthropicError(err, status);
+    status = shaped.status;
+    payload = shaped.body;
+    // The Anthropic SDKs wait as retry-after says; without one they back off on their own, so one is always given.
+    if (shaped.retryAfter && headers['retry-after'] === undefined && !res.hasHeader('retry-after')) headers['retry-after'] = '1';
+  } else payload = JSON.stringify(errorBody(err));
+  headers['content-length'] = Buffer.byteLength(payload);
   if (err.code === 'insufficient_quota' || err.code === 'budget_exceeded' || err.code === 'invalid_api_key') {
     headers['x-should-retry'] = 'false';
   }

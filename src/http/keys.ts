@@ -53,3 +53,20 @@ function bearerToken(header: string | undefined): string | undefined {
   if (header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
   return header.slice(7).trim();
 }
+
+/**
+ * The key of a request to the Messages API: `x-api-key` (the Anthropic SDKs' ANTHROPIC_API_KEY) or a Bearer token
+ * (their ANTHROPIC_AUTH_TOKEN). Both may come, when they agree; two different keys are refused rather than guessed at.
+ * Repeated `x-api-key` lines reach us joined by a comma, which no well-formed key holds.
+ */
+export function requestApiKey(req: {
+  headers: { authorization?: string; 'x-api-key'?: string | string[] };
+  rawHeaders: string[];
+}): string | undefined {
+  const header = req.headers['x-api-key'];
+  const bearer = requestBearerToken(req);
+  if (header === undefined) return bearer;
+  if (typeof header !== 'string') return undefined;
+  const key = header.trim();
+  return bearer === undefined || bearer === key ? key : undefined;
+}

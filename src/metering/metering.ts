@@ -11,6 +11,9 @@ import type { AdmitResult, LimitEnd, Limits } from '../limits/limits';
 import type { ReserveResult, Settlement } from '../store/records/metering';
 import type { MeteringStore } from '../store/ports/metering-store';
 import type { ModelLimitStore } from '../store/ports/model-limit-store';
+import { charge, reservedPrompt } from './charge';
+
+export { charge };
 
 export interface MeterOptions {
   store: MeteringStore;
@@ -32,23 +35,6 @@ export interface MeterOptions {
 
 export interface Lease {
   stop(): void;
-}
-
-/**
- * The weighted-token (pricing) formula, the one place it lives: tokens charged for a prompt and a completion under a model's weights,
- * the prompt's `cachedTokens` (those the upstream served from its cache) at the cached-input weight and the rest at the
- * input weight; rounded up, never undercharging. Reservations are built from it too,
- * with no cached tokens (nobody knows yet what will be cached).
- */
-export function charge(
-  model: Pick<Model, 'inputWeight' | 'outputWeight'> & Partial<Pick<Model, 'cachedInputWeight'>>,
-  promptTokens: number,
-  completionTokens: number,
-  cachedTokens = 0,
-): number {
-  const cached = Math.min(cachedTokens, promptTokens);
-  const cachedWeight = model.cachedInputWeight ?? model.inputWeight;
-  return Math.ceil((promptTokens - cached) * model.inputWeight + cached * cachedWeight + completionTokens * model.outputWeight);
 }
 
 export class Meter {
@@ -109,7 +95,7 @@ export class Meter {
         keyId: args.keyId,
         requestId: args.requestId,
         model: args.model.id,
-        fixed: charge(args.model, args.promptTokens, 0) + (args.toolTokens ?? 0),
+        fixed: reservedPrompt(args.model, args.promptTokens) + (args.toolTokens ?? 0),
         unit: args.model.outputWeight * args.choices,
         allowance: args.allowance,
         defaultAllowance: args.defaultAllowance,
@@ -124,7 +110,7 @@ export class Meter {
 
   /** Tokens a request counts against tpm limits when admitted: what `reserve` asks for. */
   reservationTokens(model: Model, promptTokens: number, allowance: number, choices: number): number {
-    return Math.ceil(charge(model, promptTokens, 0) + allowance * model.outputWeight * choices);
+    return Math.ceil(reservedPrompt(model, promptTokens) + allowance * model.outputWeight * choices);
   }
 
   /** The model level of the limits (its own slot), for a model that has limits; before the reservation. */

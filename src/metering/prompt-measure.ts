@@ -76,3 +76,30 @@ export function floorOf(walk: (size: Size) => number, limit: number): number {
   const floor = walk(lengthFloor);
   return floor > limit ? floor : walk((text) => tokenFloor(text, limit));
 }
+
+/**
+ * A prompt measured by one walk over its texts: the byte bound at first, the tokenizer's counts put in place when an
+ * answer depends on them. `walk` sizes each text with the size it is given and returns the total.
+ */
+export class WalkedPrompt implements PromptMeasure {
+  tokens: number;
+  exact = false;
+
+  /** Throws RangeError for a body nested too deeply to serialize. */
+  constructor(private readonly walk: (size: Size) => number) {
+    this.tokens = walk((text) => Buffer.byteLength(text));
+  }
+
+  floor(limit: number): number {
+    return floorOf(this.walk, limit);
+  }
+
+  texts(): string[] {
+    return textsOf(this.walk);
+  }
+
+  counted(counts: readonly number[]): void {
+    this.tokens = this.walk(replay(counts));
+    this.exact = true;
+  }
+}

@@ -135,7 +135,7 @@ export class Exchange {
     this.abort.abort();
     this.upstreamRes?.destroy();
     this.upstreamReq?.destroy();
-    if (stream) this.settle(stream.tap.usage, CLIENT_CLOSED, stream.streamedTokens);
+    if (stream) this.settle(stream.tap.chargeableUsage, CLIENT_CLOSED, stream.streamedTokens);
     else if (this.scan) this.settle(this.ctx.answer.usage({ usage: this.scan.usage }), CLIENT_CLOSED, () => 0);
     else this.release();
   }
@@ -161,7 +161,7 @@ export class Exchange {
         this.deps.metrics.streamDrains.inc({ outcome });
         this.upstreamRes?.destroy();
         const stream = this.stream as StreamRelay;
-        this.settle(stream.tap.usage, CLIENT_CLOSED, () => drainedEstimate(stream.streamedTokens(), this.ctx.reservedOutput));
+        this.settle(stream.tap.chargeableUsage, CLIENT_CLOSED, () => drainedEstimate(stream.streamedTokens(), this.ctx.reservedOutput));
       },
       fail: (err) => this.fail(err),
     };
@@ -174,7 +174,7 @@ export class Exchange {
     this.deps.logger.warn({ requestId: this.ctx.requestId, err: err.code ?? err.message }, 'upstream stream broke');
     stream.broken(this.silent());
     this.upstreamRes?.destroy();
-    this.settle(stream.tap.usage, this.res.statusCode, stream.streamedTokens);
+    this.settle(stream.tap.chargeableUsage, this.res.statusCode, stream.streamedTokens);
   }
 
   /** What the JSON relays (answer-relay.ts) ask of this exchange. */
@@ -263,7 +263,7 @@ export class Exchange {
     const cachedTokens = usage.cachedTokens ?? 0;
     const reasoningTokens = usage.reasoningTokens ?? 0;
     const tools = toolCharge(this.ctx.hostedTools, usage);
-    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens) + tools.tokens;
+    const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens, usage.cacheWriteTokens) + tools.tokens;
     if (completionTokens > this.ctx.reservedOutput) this.overrun(completionTokens);
     this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
     const balance = this.deps.meter.settle(settlementOf(this.ctx, this.ctx.facts.usage, tools, status));

@@ -27,7 +27,7 @@ function isModel(buf: Buffer, at: number): boolean {
 }
 
 /** Whether buf[at, at + 5) spells `usage` (u s a g e). */
-function isUsage(buf: Buffer, at: number): boolean {
+export function isUsage(buf: Buffer, at: number): boolean {
   return buf[at] === 0x75 && buf[at + 1] === 0x73 && buf[at + 2] === 0x61 && buf[at + 3] === 0x67 && buf[at + 4] === 0x65;
 }
 
@@ -96,7 +96,8 @@ export class TopLevelScan {
   }
 }
 
-function skipSpace(buf: Buffer, i: number, to: number): number {
+/** The first offset from `i` that is not JSON whitespace. */
+export function skipSpace(buf: Buffer, i: number, to: number): number {
   while (i < to) {
     const c = buf[i];
     if (c !== SPACE && c !== NL && c !== CR && c !== TAB) break;

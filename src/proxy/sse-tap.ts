@@ -49,6 +49,13 @@ export class SseTap {
   usage: Usage | undefined;
   /** Whether the answer's whole usage has passed (the line that shows it: not a running count in every chunk). */
   wholeUsage = false;
+  /**
+   * The usage to charge a stream that ends here: the upstream's so far, unless its dialect's usage before the whole
+   * says nothing of the output (then our count of the stream is charged instead).
+   */
+  get chargeableUsage(): Usage | undefined {
+    return this.options.dialect.partialUsage && !this.wholeUsage ? undefined : this.usage;
+  }
   /** Whether `data: [DONE]` has passed. */
   done = false;
   /** The id the usage line names (a stored response's), once it has passed. */
@@ -257,7 +264,7 @@ export class SseTap {
     if (typeof chunk !== 'object' || chunk === null) return false;
     const dialect = this.options.dialect;
     const event = chunk as Record<string, unknown>;
-    const usage = dialect.usage(event);
+    const usage = dialect.usage(event, this.usage);
     if (usage) {
       this.usage = usage;
       const o = this.options;

@@ -144,7 +144,7 @@ export class StreamRelay {
     const last = tap.end();
     if (!tap.parked) {
       res.end(last);
-      void this.host.settle(tap.usage, this.streamedTokens);
+      void this.host.settle(tap.chargeableUsage, this.streamedTokens);
       return;
     }
     if (last.length > 0) res.write(last);

@@ -28,6 +28,18 @@ describe('Meter', () => {
     expect(charge({ inputWeight: 2, outputWeight: 1 }, 10, 0, 10)).toBe(20);
   });
 
+  it('charges cache writes at the cache-write weight, and reserves a prompt at it where it is dearer than input', () => {
+    const model = { inputWeight: 1, cachedInputWeight: 0.1, cacheWriteWeight: 1.25, outputWeight: 2 };
+    // ceil(9 × 1 + 200 × 0.1 + 100 × 1.25 + 4 × 2)
+    expect(charge(model, 309, 4, 200, 100)).toBe(162);
+    // Never more written than the prompt left after its cached part.
+    expect(charge(model, 10, 0, 8, 50)).toBe(Math.ceil(8 * 0.1 + 2 * 1.25));
+    const meter = new Meter({ store: {} as never, modelLimits: {} as never, leaseMs: 1000, logger: createLogger('silent') });
+    expect(meter.reservationTokens(model as never, 100, 10, 1)).toBe(125 + 20);
+    expect(meter.reservationTokens({ ...model, cacheWriteWeight: 0.5 } as never, 100, 10, 1)).toBe(100 + 20);
+    meter.stop();
+  });
+
   it('retries a settlement while Redis is down and charges it exactly once when Redis returns', async () => {
     const server = await startRedisServer(['--dir', mkdtempSync(join(tmpdir(), 'tm-redis-'))]);
     const client = new Redis(server.url, redisClientOptions(300));

@@ -47,8 +47,16 @@ export interface TextFields {
 
 /** How an endpoint's stream reads: where usage is, which fields carry output text, where the model name sits. */
 export interface StreamDialect {
-  /** The usage in a data line that carries a `"usage": {…}` (parsed), or undefined. */
-  usage(event: Record<string, unknown>): Usage | undefined;
+  /**
+   * The usage in a data line that carries a `"usage": {…}` (parsed), or undefined; `previous`: the stream's usage so
+   * far, for a dialect whose lines each say part of it (the Messages API's message_start and message_delta).
+   */
+  usage(event: Record<string, unknown>, previous: Usage | undefined): Usage | undefined;
+  /**
+   * Its usage before the whole (`shownUsage`) is the prompt's alone, not a running count of the output (the Messages
+   * API's message_start): a stream cut before its whole usage is counted here, not charged that.
+   */
+  partialUsage?: boolean;
   /** Whether that line carries nothing but usage (dropped when only we asked for it). */
   usageOnly(event: Record<string, unknown>): boolean;
   /**

@@ -1,0 +1,50 @@
+/**
+ * Anthropic's Messages API on the OpenAI router: `POST /messages` (metered) and `/messages/count_tokens` (free), their
+ * errors in Anthropic's shape from the first handler on, the key read from `x-api-key` or Bearer, and Anthropic's
+ * version and beta headers forwarded beside the operator's.
+ */
+import type { RequestHandler, Router } from 'express';
+import { ENDPOINT_PATHS } from '../catalog/endpoints';
+import { bearerAuth } from '../http/auth';
+import { answerErrorsAs, apiError, sendError } from '../http/errors';
+import { upstreamHeaders } from '../http/http-headers';
+import { requestApiKey } from '../http/keys';
+import type { Logger } from '../observability/logger';
+import type { KeyLookup } from '../store/ports/key-lookup';
+import { countTokens } from './count-tokens';
+import { messagesEndpoint } from './endpoints/messages';
+import { meteredRoute, type MeteredRouteOptions } from './pipeline/metered-route';
+
+export interface MessagesRouteParts {
+  /** What runs before authentication on every route: the request log (`metered` or not), deadline, draining. */
+  before(metered: boolean): RequestHandler[];
+  /** The host's authentication, when it has one (instead of our keys). */
+  hostAuth: RequestHandler | undefined;
+  /** The live-credential check of the routes that reserve nothing. */
+  live: RequestHandler;
+  body: RequestHandler;
+  store: KeyLookup;
+  logger: Logger;
+  /** UPSTREAM_FORWARD_HEADERS. */
+  forward: readonly string[];
+  route: MeteredRouteOptions;
+}
+
+const anthropicErrors: RequestHandler = (_req, res, next) => {
+  answerErrorsAs(res, 'anthropic');
+  next();
+};
+
+export function mountMessages(router: Router, parts: MessagesRouteParts): void {
+  const { store, logger, route } = parts;
+  const auth = parts.hostAuth ?? bearerAuth({ store, logger, credential: requestApiKey });
+  const headers = upstreamHeaders([...parts.forward, 'anthropic-version', 'anthropic-beta']);
+  const path = ENDPOINT_PATHS.messages;
+  const count = countTokens({ ...route, upstreamHeaders: headers, responseLimit: route.upstreamResponseLimit });
+  router.post(`${path}/count_tokens`, anthropicErrors, ...parts.before(false), auth, parts.live, parts.body, count);
+  const metered = meteredRoute(messagesEndpoint, { ...route, upstreamHeaders: headers });
+  router.post(path, anthropicErrors, ...parts.before(true), auth, parts.body, metered);
+  router.all([path, `${path}/count_tokens`], anthropicErrors, (req, res) => {
+    sendError(res, apiError('method_not_allowed', `Use POST for /v1${req.path}.`), { allow: 'POST' });
+  });
+}
