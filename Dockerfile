@@ -16,7 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The browser console: bundled by esbuild into dist/web, which the runtime stage copies with the rest of dist.
 COPY web ./web
-COPY scripts/build-console.js scripts/build-bin.js scripts/build-lua.js ./scripts/
+COPY scripts/build.js scripts/build-console.js scripts/build-bin.js scripts/build-lua.js ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
@@ -42,5 +42,5 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
 # V8's young generation capped at 8 MiB a semi-space: Node 22+ grows it to several times that under
 # many open streams, which doubled RSS per open stream for no speed (README, Node support). Same flag as `npm start`.
 ENV NODE_OPTIONS=--max-semi-space-size=8
-# node directly, not npm start: prestart would rebuild, and npm would stand between PID 1 and node for SIGTERM.
+# node directly, not npm start: prestart would look for stale sources, and npm would stand between PID 1 and node for SIGTERM.
 CMD ["node", "dist/server.js"]

@@ -1,5 +1,6 @@
 // Bundles the browser console (web/) into dist/web with esbuild, and prints and enforces its gzipped size.
-// Run by `npm run build` after tsc; the server serves dist/web at /console.
+// Run by scripts/build.js after tsc, into its scratch directory (the first argument; dist/ without one); the server
+// serves dist/web at /console.
 'use strict';
 
 const fs = require('node:fs');
@@ -8,7 +9,7 @@ const zlib = require('node:zlib');
 const esbuild = require('esbuild');
 
 const ROOT = path.join(__dirname, '..');
-const OUT = path.join(ROOT, 'dist', 'web');
+const OUT = path.join(path.resolve(process.argv[2] ?? path.join(ROOT, 'dist')), 'web');
 /** The issue's budget for all of the console's JavaScript, gzipped. */
 const JS_BUDGET_BYTES = 150 * 1024;
 

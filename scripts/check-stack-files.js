@@ -40,7 +40,12 @@ for (const line of dockerfile.split('\n').map((l) => l.trim())) {
 }
 // The image runs `npm run build`: every script that build calls must be copied in before it.
 const copied = dockerfile.split('\n').filter((l) => /^COPY\s/.test(l.trim()) && !l.includes('--from='));
-for (const [, script] of JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.build.matchAll(/node (scripts\/\S+\.js)/g)) {
+const buildScripts = [...JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.build.matchAll(/node (scripts\/\S+\.js)/g)].map((m) => m[1]);
+// scripts/build.js runs the others by name, from its own folder.
+for (const script of [...buildScripts]) {
+  for (const [, name] of fs.readFileSync(script, 'utf8').matchAll(/__dirname, '([\w-]+\.js)'/g)) buildScripts.push(`scripts/${name}`);
+}
+for (const script of buildScripts) {
   if (!copied.some((l) => l.split(/\s+/).includes(script))) problems.push(`Dockerfile: npm run build needs ${script}, which is not copied`);
 }
 // The console is built in the image's build stage; without its sources /console answers "not built".
