@@ -2,10 +2,16 @@
  * The stand-in model server, run as its own process: the quick start's upstream (`npm run mock-upstream`, on :8000)
  * and the benchmark's. It speaks each endpoint as vLLM and OpenAI do (see stand-in/): chat completions and Responses
  * as JSON or as a stream, as asked; `text_completion` for /v1/completions; embeddings as floats or base64 with the
- * requested dimensions; Anthropic's /v1/messages (JSON, stream, count_tokens) and rerank/score as vLLM does. Answers are numbered words; usage counts the actual prompt. Cheap by design: the bench
- * measures the proxy in front of it. Its port is MOCK_PORT, never PORT: PORT is the proxy's, and one shell often sets both.
+ * requested dimensions; Anthropic's /v1/messages (JSON, stream, count_tokens) and rerank/score as vLLM does. Answers
+ * are numbered words; usage counts the actual prompt. Cheap by design: the bench measures the proxy in front of it.
+ * `GET /health` and `GET /v1/models` answer as vLLM's do (a pool's health checks ask them): the models are the
+ * upstream names of the models file (MODELS_FILE, else config/models.yaml). Its port is MOCK_PORT, never PORT: PORT
+ * is the proxy's, and one shell often sets both.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import './gc-on-signal';
 import { embeddingsJson } from './stand-in/embeddings-answer';
 import { batchOf, promptTokens } from './stand-in/prompt-usage';
@@ -24,6 +30,16 @@ const LISTEN_PORT = Number(process.env.MOCK_PORT ?? 8000);
 const MAX_DIMENSIONS = 8192;
 
 type Body = Record<string, unknown>;
+
+/** vLLM's /v1/models body: the upstream model names of the models file the proxy beside it reads. */
+function modelsList(): string {
+  const file = process.env.MODELS_FILE ?? join(__dirname, '..', 'config', 'models.yaml');
+  const models = (parse(readFileSync(file, 'utf8')) as { models?: { id: string; upstream_model?: string }[] }).models ?? [];
+  const ids = [...new Set(models.map((m) => m.upstream_model ?? m.id))];
+  const created = Math.floor(Date.now() / 1000);
+  return JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model', created, owned_by: 'vllm', root: id, parent: null })) });
+}
+const MODELS_JSON = modelsList();
 
 /** Without a delay every event is written in one corked batch; with one (the bench's pacing header), an event per `delayMs`. */
 function sendStream(res: ServerResponse, events: string[], delayMs: number): void {
@@ -138,6 +154,8 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {
     const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/health') return void res.writeHead(200).end();
+    if (req.method === 'GET' && path === '/v1/models') return sendJson(res, MODELS_JSON);
     if (req.method !== 'POST') return sendError(res, 404, `no route ${req.method} ${path}`);
     const raw = Buffer.concat(parts).toString('utf8');
     let body: unknown;

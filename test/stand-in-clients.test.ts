@@ -25,11 +25,13 @@ const ANSWER = Array.from({ length: 12 }, (_, i) => ` word${i}`).join('');
 describe('the stand-in through tokenmeter, with the shipped models file', () => {
   let standIn: ChildProcess;
   let proxy: ProxyUnderTest;
+  let origin: string;
   const store = new MemoryStore();
   beforeAll(async () => {
     const started = startStandIn({ MOCK_PORT: '0' });
     standIn = started.child;
-    const upstreamUrl = `http://127.0.0.1:${await started.port}/v1`;
+    origin = `http://127.0.0.1:${await started.port}`;
+    const upstreamUrl = `${origin}/v1`;
     const modelsFile = new ModelsFile('config/models.yaml', { upstreamUrl, upstreamApiKey: undefined, env: {} });
     proxy = await startProxy({ store, upstreamUrl, modelsFile });
   });
@@ -45,6 +47,13 @@ describe('the stand-in through tokenmeter, with the shipped models file', () => 
     return 100_000 - (await store.getKey(key.id))!.balance;
   };
   const sdk = (key: { secret: string }) => new OpenAI({ apiKey: key.secret, baseURL: proxy.baseURL, maxRetries: 0 });
+
+  it("answers a pool's health checks as vLLM does: GET /health, and GET /v1/models listing the models file's upstream names", async () => {
+    expect((await fetch(`${origin}/health`)).status).toBe(200);
+    const models = (await (await fetch(`${origin}/v1/models`)).json()) as { object: string; data: { id: string }[] };
+    expect(models.object).toBe('list');
+    expect(models.data.map((m) => m.id)).toEqual(['meta-llama/Llama-3.1-8B-Instruct', 'Qwen/Qwen2.5-7B-Instruct', EMBED]);
+  });
 
   describe('the openai SDK', () => {
     it('chat completions, JSON and streamed, with usage counted from the prompt', async () => {

@@ -22,6 +22,8 @@ export const upstreamPoolSchema = z.strictObject({
   retries: z.number().int(),
   affinity: z.string().nullable(),
   models: z.array(z.string()),
+  /** Requests its models' fallbacks served because this pool had no healthy server, every try failed, or all were busy. */
+  fallbacks: z.strictObject({ unhealthy: z.number().int(), failed: z.number().int(), overloaded: z.number().int() }),
   servers: z.array(upstreamServerSchema),
 });
 
@@ -39,6 +41,7 @@ export function upstreamPoolObject(p: PoolState): UpstreamPoolObject {
     retries: p.retries,
     affinity: p.affinity ?? null,
     models: p.models,
+    fallbacks: p.fallbacks,
     servers: p.servers.map((s) => ({
       url: s.url,
       weight: s.weight,

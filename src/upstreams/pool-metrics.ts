@@ -6,6 +6,9 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 /** How one try at a server ended (up to its response head). */
 export type TryOutcome = 'answered' | 'status_5xx' | 'status_429' | 'connect_error' | 'timeout';
 
+/** Why a pool handed a request to its model's fallback: no healthy server, every try failed, every server busy. */
+export type FallbackReason = 'unhealthy' | 'failed' | 'overloaded';
+
 export class PoolMetrics {
   readonly inFlight: Gauge<'pool' | 'server'>;
   readonly requests: Counter<'pool' | 'server' | 'outcome'>;
@@ -13,7 +16,7 @@ export class PoolMetrics {
   readonly ejections: Counter<'pool' | 'server'>;
   readonly healthy: Gauge<'pool' | 'server'>;
   readonly latency: Histogram<'pool' | 'server'>;
-  readonly failovers: Counter<'model' | 'fallback'>;
+  readonly failovers: Counter<'model' | 'fallback' | 'reason'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -56,8 +59,8 @@ export class PoolMetrics {
     });
     this.failovers = new Counter({
       name: 'tokenmeter_upstream_fallbacks_total',
-      help: "Requests a model's pool could not answer that went to a fallback model.",
-      labelNames: ['model', 'fallback'],
+      help: "Requests a model's pool could not answer that went to a fallback model, by why: unhealthy, failed, overloaded.",
+      labelNames: ['model', 'fallback', 'reason'],
       registers,
     });
   }

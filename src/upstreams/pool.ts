@@ -9,7 +9,7 @@ import { attempt, type Answer, type AttemptTimeouts, type Outgoing } from './att
 import { choose } from './balancer';
 import { HealthChecker } from './health-checker';
 import { OutlierDetector } from './outlier-detector';
-import type { PoolMetrics, TryOutcome } from './pool-metrics';
+import type { FallbackReason, PoolMetrics, TryOutcome } from './pool-metrics';
 import { UpstreamServer } from './server';
 
 export type PoolOutcome =
@@ -50,6 +50,8 @@ export class Pool {
   private waiters: (() => void)[] = [];
   private readonly outliers: OutlierDetector;
   private readonly health: HealthChecker;
+  /** Requests its models' fallbacks served since start, by why this pool did not (shown in /admin/upstreams). */
+  readonly fallbacks: Record<FallbackReason, number> = { unhealthy: 0, failed: 0, overloaded: 0 };
   /** Its health checks have been started once. */
   private started = false;
 
@@ -73,11 +75,14 @@ export class Pool {
       return kept ?? new UpstreamServer(s.url, s, this.deps.maxFreeSockets);
     });
     for (const gone of before.values()) gone.retire();
-    // The checker reads its paths and key from the spec at each round: only a new interval restarts it.
-    const intervalChanged = spec.healthIntervalMs !== this.spec.healthIntervalMs;
+    // The checker reads its paths and key from the spec at each round: a new interval or new paths restart it, and
+    // what the old checks decided is forgotten (checks turned off must not leave a server unhealthy until a restart).
+    const checksChanged =
+      spec.healthIntervalMs !== this.spec.healthIntervalMs || spec.healthPaths.join('\n') !== this.spec.healthPaths.join('\n');
     this.spec = spec;
     this.outliers.update(spec.outlier);
-    if (intervalChanged || !this.started) this.health.start(spec.healthIntervalMs);
+    if (checksChanged && this.started) this.health.forget();
+    if (checksChanged || !this.started) this.health.start(spec.healthIntervalMs);
     this.started = true;
   }
 

@@ -37,6 +37,8 @@ export interface PoolState {
   affinity: string | undefined;
   /** The models it serves. */
   models: string[];
+  /** Requests a fallback model served instead, by why. */
+  fallbacks: Pool['fallbacks'];
   servers: ServerState[];
 }
 
@@ -102,6 +104,7 @@ export class Pools {
         .list()
         .filter((m) => m.pool.key === pool.spec.key)
         .map((m) => m.id),
+      fallbacks: { ...pool.fallbacks },
       servers: pool.servers.map((s) => ({
         url: s.label,
         weight: s.weight,

@@ -67,7 +67,7 @@ describe('fallback models (redis store)', () => {
     expect(await s.store.getKey(key.id)).toMatchObject({ balance: 10_000 - 66, reserved: 0 });
     await expectLedgerMatches(s.store, key.id, reported, 2);
     const fallbacks = await proxy.metrics.registry.getSingleMetricAsString('tokenmeter_upstream_fallbacks_total');
-    expect(fallbacks).toContain(`model="${MODEL}",fallback="${BACKUP}"} 2`);
+    expect(fallbacks).toContain(`model="${MODEL}",fallback="${BACKUP}",reason="failed"} 2`);
   });
 
   it('refuses with insufficient_quota, forwarding nothing, when the balance covers the model but not its fallback', async () => {

@@ -1,6 +1,8 @@
 /**
  * Health as the pool sees it: a server failing its active health check gets no requests until it passes again, and a
- * models-file reload keeps requests under way on their server and the state of the servers that stay.
+ * models-file reload keeps requests under way on their server and the state of the servers that stay. A pool failing
+ * its first check says why, per server, with the fix; what a fallback serves for it is counted; a reload that turns
+ * checks off forgets what they decided.
  */
 import { writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
@@ -131,5 +133,59 @@ describe('pool health (memory store)', () => {
     await settled(proxy);
     const records = await s.store.usage({ keyId: key.id, limit: 100 });
     expect(records).toHaveLength(6);
+  });
+
+  it('says why, per server and with the fix, when no server passes its first check; counts what the fallback serves', async () => {
+    servers = await startServers(3, reported);
+    const [a, b, backup] = servers;
+    for (const u of [a, b]) u.behave((_call, _req, res) => void res.writeHead(404).end('{}'));
+    const entry = (interval: number) => ({
+      upstreams: [
+        { name: 'replicas', servers: [a, b].map((u) => ({ url: u.url })), health_interval: interval, health_paths: ['/health'] },
+        { name: 'hosted', url: backup.url },
+      ],
+      models: [
+        { id: MODEL, upstream: 'replicas', context_length: 8192, max_output_tokens: 1024, fallbacks: ['acme/backup'] },
+        { id: 'acme/backup', upstream: 'hosted', context_length: 8192, max_output_tokens: 1024 },
+      ],
+    });
+    backup.behave(reporting(reported, () => backup.url));
+    const file = writeModelsFile();
+    writeFileSync(file, stringify(entry(0.05)));
+    const modelsFile = new ModelsFile(file, { upstreamUrl: backup.url, upstreamApiKey: undefined, env: {} });
+    proxy = await startProxy({ store: s.store, upstreamUrl: backup.url, modelsFile, env: { ADMIN_TOKEN } });
+    const lines = () => proxy!.logs.filter((l) => l.includes('no server of the pool passed its first health check'));
+    await eventually(async () => expect(lines()).toHaveLength(2));
+    for (const u of [a, b]) {
+      const line = JSON.parse(lines().find((l) => l.includes(u.url))!);
+      expect(line).toMatchObject({ pool: 'replicas', path: '/health', status: 404 });
+      expect(line.fix).toContain('health_interval: 0');
+    }
+
+    const res = await post();
+    expect(res.status).toBe(200);
+    expect(res.headers['x-tokenmeter-model']).toBe('acme/backup');
+    const metric = await proxy.metrics.registry.getSingleMetricAsString('tokenmeter_upstream_fallbacks_total');
+    expect(metric).toContain(`model="${MODEL}",fallback="acme/backup",reason="unhealthy"} 1`);
+    const view = async () =>
+      (await request(proxy!.url).get('/admin/upstreams').set('authorization', `Bearer ${ADMIN_TOKEN}`)).body.data as {
+        name: string;
+        fallbacks: Record<string, number>;
+        servers: { healthy: boolean }[];
+      }[];
+    const before = (await view()).find((p) => p.name === 'replicas')!;
+    expect(before).toMatchObject({ fallbacks: { unhealthy: 1, failed: 0, overloaded: 0 } });
+    expect(before.servers.map((v) => v.healthy)).toEqual([false, false]);
+
+    // Checks turned off: the servers are trusted again at once, without a restart.
+    writeFileSync(file, stringify(entry(0)));
+    await modelsFile.reload();
+    a.behave(reporting(reported, () => a.url));
+    b.behave(reporting(reported, () => b.url));
+    expect((await view()).find((p) => p.name === 'replicas')!.servers.map((v) => v.healthy)).toEqual([true, true]);
+    const after = await post();
+    expect(after.status).toBe(200);
+    expect(after.headers['x-tokenmeter-model']).toBeUndefined();
+    expect(posts(a.calls) + posts(b.calls)).toBe(1);
   });
 });

@@ -145,7 +145,9 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
       return exchange.refuse(next.error);
     }
     exchange.handOver();
-    route.pools.metrics.failovers.inc({ model: at.model.id, fallback: next.model.id });
+    const reason = outcome.kind === 'unavailable' ? 'unhealthy' : outcome.kind;
+    route.pools.of(at.model).fallbacks[reason]++;
+    route.pools.metrics.failovers.inc({ model: at.model.id, fallback: next.model.id, reason });
     route.exchangeDeps.logger.warn(
       { requestId: at.requestId, model: at.model.id, fallback: next.model.id, outcome: outcome.kind },
       "model's pool could not answer: trying its fallback",

@@ -47,6 +47,22 @@ const serverColumns: Column<Server>[] = [
   },
 ];
 
+/** Requests a fallback model served instead of this pool, by why; said only when there were some. */
+function Fallbacks({ counts }: { counts: UpstreamPoolObject['fallbacks'] }) {
+  const parts = [
+    counts.unhealthy > 0 && `${counts.unhealthy} because no server was healthy`,
+    counts.failed > 0 && `${counts.failed} because every try failed`,
+    counts.overloaded > 0 && `${counts.overloaded} because every server was busy`,
+  ].filter(Boolean);
+  if (parts.length === 0) return null;
+  const total = counts.unhealthy + counts.failed + counts.overloaded;
+  return (
+    <p role="status" class="warning">
+      Served by a fallback model since start: {total} {total === 1 ? 'request' : 'requests'} ({parts.join(', ')}).
+    </p>
+  );
+}
+
 function Pool({ pool, index }: { pool: UpstreamPoolObject; index: number }) {
   const id = `pool-${index}`;
   return (
@@ -56,6 +72,7 @@ function Pool({ pool, index }: { pool: UpstreamPoolObject; index: number }) {
         Models: {pool.models.length === 0 ? 'none' : pool.models.join(', ')}. Retries: {pool.retries}.
         {pool.affinity !== null && ` Affinity: ${pool.affinity}.`}
       </p>
+      <Fallbacks counts={pool.fallbacks} />
       <ListTable columns={serverColumns} rows={pool.servers} rowKey={(s) => s.url} />
     </section>
   );
