@@ -11,8 +11,9 @@ export const ledgerStatusSchema = z.strictObject({
   oldest_unshipped_seconds: z.number().int().nonnegative().nullable(),
   /** Accounts with a backlog or a shipped cursor. */
   accounts: z.array(z.strictObject({ account_id: z.string(), shipped_cursor: z.string().nullable(), backlog_records: z.number().int() })),
-  /** The archive's month partitions, oldest first, with their estimated rows; null: PostgreSQL did not answer. */
-  partitions: z.array(z.strictObject({ name: z.string(), rows: z.number().int() })).nullable(),
+  /** The archive's month partitions, oldest first, with their rows (counted when `exact`, else PostgreSQL's estimate);
+   * null: PostgreSQL did not answer. */
+  partitions: z.array(z.strictObject({ name: z.string(), rows: z.number().int(), exact: z.boolean() })).nullable(),
 });
 export type LedgerStatusObject = z.infer<typeof ledgerStatusSchema>;
 

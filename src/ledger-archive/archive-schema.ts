@@ -110,15 +110,29 @@ export async function ensurePartition(pool: Pool, created: number, table: Archiv
     });
 }
 
-/** The partitions, oldest first, with their rows' estimated count. */
-export async function partitions(pool: Pool, table: ArchiveTable = 'usage_records'): Promise<{ name: string; rows: number }[]> {
-  const { rows } = await pool.query<{ name: string; rows: string }>(
-    `SELECT c.relname AS name, c.reltuples::bigint AS rows FROM pg_inherits i
+/** A partition this small (8 KB pages) is counted exactly: its estimate says ~0 until the first ANALYZE. */
+const EXACT_COUNT_MAX_PAGES = 1_000;
+
+/** The partitions, oldest first, with their rows: counted on small ones (`exact`), PostgreSQL's estimate on large ones. */
+export async function partitions(
+  pool: Pool,
+  table: ArchiveTable = 'usage_records',
+): Promise<{ name: string; rows: number; exact: boolean }[]> {
+  const { rows } = await pool.query<{ name: string; rows: string; pages: string }>(
+    `SELECT c.relname AS name, c.reltuples::bigint AS rows, pg_relation_size(c.oid) / 8192 AS pages FROM pg_inherits i
        JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
       WHERE p.relname = $1 ORDER BY c.relname`,
     [table],
   );
-  return rows.map((r) => ({ name: r.name, rows: Math.max(0, Number(r.rows)) }));
+  const out = [];
+  for (const r of rows) {
+    if (Number(r.pages) > EXACT_COUNT_MAX_PAGES) out.push({ name: r.name, rows: Math.max(0, Number(r.rows)), exact: false });
+    else {
+      const counted = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${r.name.replace(/"/g, '""')}"`);
+      out.push({ name: r.name, rows: Number(counted.rows[0].n), exact: true });
+    }
+  }
+  return out;
 }
 
 /** Drops the partitions of months wholly before `keepFrom`'s month (retention); their names. */

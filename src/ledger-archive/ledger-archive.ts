@@ -14,7 +14,7 @@ export interface LedgerArchive {
    * before `upTo`, the account's shipped cursor.
    */
   read(accountId: string, q: UsageQuery, upTo: string): Promise<UsageRecord[]>;
-  partitions(): Promise<{ name: string; rows: number }[]>;
+  partitions(): Promise<{ name: string; rows: number; exact: boolean }[]>;
   /** Drops the months wholly before `keepFrom` (unix seconds). */
   dropBefore(keepFrom: number): Promise<string[]>;
   close(): Promise<void>;
@@ -153,7 +153,7 @@ export class PgLedgerArchive implements LedgerArchive {
     return q.after !== undefined ? records : records.reverse();
   }
 
-  async partitions(): Promise<{ name: string; rows: number }[]> {
+  async partitions(): Promise<{ name: string; rows: number; exact: boolean }[]> {
     await this.ready();
     return partitions(this.pool);
   }

@@ -9,7 +9,7 @@ export interface LedgerStatus {
   /** Accounts with a backlog or a shipped cursor. */
   accounts: { accountId: string; shippedCursor: string | null; backlogRecords: number }[];
   /** Null when PostgreSQL does not answer (the status is wanted most then). */
-  partitions: { name: string; rows: number }[] | null;
+  partitions: { name: string; rows: number; exact: boolean }[] | null;
 }
 
 export async function ledgerStatus(
