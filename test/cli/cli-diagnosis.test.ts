@@ -54,6 +54,8 @@ describe('the CLI’s global options and diagnoses', () => {
   it.each([
     [200, 'text/html; charset=utf-8', '<!doctype html><p>Welcome</p>'],
     [404, 'application/json', '{"detail":"Not Found"}'],
+    // The stand-in's (and many an OpenAI-shaped server's) 404: an error body, but not one tokenmeter writes.
+    [404, 'application/json', '{"error":{"message":"no route GET /admin/keys","type":"NotFoundError","param":null,"code":404}}'],
   ])('says a server that answers %d %s is not tokenmeter, with what came back', async (status, type, body) => {
     const other = await otherServer(status, type, body);
     try {
