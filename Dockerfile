@@ -40,7 +40,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "require('http').get({host:'127.0.0.1',port:process.env.PORT||8080,path:'/healthz',timeout:4000},r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1)).on('timeout',()=>process.exit(1))"]
 # V8's young generation capped at 8 MiB a semi-space: Node 22+ grows it to several times that under
-# many open streams, which doubled RSS per open stream for no speed (README, Node support). Same flag as `npm start`.
+# many open streams, which doubled RSS per open stream for no speed (docs/development.md#node-support). Same flag as `npm start`.
 ENV NODE_OPTIONS=--max-semi-space-size=8
 # node directly, not npm start: prestart would look for stale sources, and npm would stand between PID 1 and node for SIGTERM.
 CMD ["node", "dist/server.js"]

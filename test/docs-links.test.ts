@@ -1,9 +1,11 @@
 /**
  * The manual holds together: every relative link in README.md and docs/*.md reaches a file that exists, and every
  * `#anchor` a heading of the page it points at (GitHub's anchors), so moving or renaming a section breaks a test, not a
- * reader's click. And README stays a front door.
+ * reader's click. The same holds for the pointers into the manual from config/ (the models files, the alerts'
+ * annotations, the dashboards), .env.example and the Dockerfile: each `docs/<page>.md#anchor` they name exists, and
+ * none points at a README section (the manual moved out of README). And README stays a front door.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { anchors, linkTargets, manualPages, readDoc, ROOT, slug } from './helpers/markdown';
 
@@ -47,6 +49,41 @@ describe('the manual’s links', () => {
     expect(slug('Upgrading from a version before accounts')).toBe('upgrading-from-a-version-before-accounts');
     expect(slug('`usage.settled` as CloudEvents')).toBe('usagesettled-as-cloudevents');
     expect([...anchors('# A\n\n```sh\n# not a heading\n```\n\n## A\n## B: c\n')]).toEqual(['a', 'a-1', 'b-c']);
+  });
+});
+
+/** Every text file under config/, with .env.example and the Dockerfile: what an operator reads beside the manual. */
+function configFiles(dir = 'config'): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? configFiles(`${dir}/${e.name}`) : /\.(ya?ml|json|conf)$/.test(e.name) ? [`${dir}/${e.name}`] : [],
+  );
+}
+const operatorFiles = [...configFiles(), '.env.example', 'Dockerfile'];
+
+describe('the pointers into the manual from config/, .env.example and the alerts', () => {
+  const mentions = operatorFiles.flatMap((file) =>
+    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/\bdocs\/([\w-]+\.md)(?:#([\w-]+))?/g)].map((m) => ({
+      file,
+      page: `docs/${m[1]}`,
+      anchor: m[2],
+    })),
+  );
+
+  it('finds them: the models files, the alerts and .env.example point into docs/', () => {
+    for (const file of ['config/models.yaml', 'config/models.example.yaml', 'config/prometheus/alerts.yml', '.env.example'])
+      expect(mentions.some((m) => m.file === file)).toBe(true);
+  });
+
+  it('leads each to a page of docs/ and a heading of it', () => {
+    const broken = mentions.filter(
+      ({ page, anchor }) => !existsSync(join(ROOT, page)) || (anchor !== undefined && !anchors(readDoc(page)).has(anchor)),
+    );
+    expect(broken.map(({ file, page, anchor }) => `${file}: ${page}${anchor ? `#${anchor}` : ''}`)).toEqual([]);
+  });
+
+  it('sends no one to a README section: the manual lives in docs/', () => {
+    const stale = operatorFiles.filter((file) => /README[,:]? ["“(]|README's|README, /.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(stale).toEqual([]);
   });
 });
 
