@@ -6,6 +6,7 @@ import { bodyTimeout } from './http/body-timeout';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import type { Logger } from './observability/logger';
+import type { ServingStore } from './store/ports/store';
 import type { Tokenmeter } from './tokenmeter';
 
 export interface AppOptions {
@@ -20,7 +21,8 @@ export interface AppOptions {
   bodyTimeoutMs: number;
 }
 
-export function createApp(meter: Tokenmeter, options: AppOptions): Express {
+/** Takes a Tokenmeter over any store: beside a serving store its admin, console and webhooks routers pass requests on. */
+export function createApp(meter: Tokenmeter<ServingStore>, options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

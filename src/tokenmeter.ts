@@ -1,35 +1,13 @@
 /**
- * createTokenmeter: the library's factory. Checks the options once, opens what they ask for (store, journal, upstream
- * pools), and returns the mountable routers with `close()`, which drains and closes what it opened and nothing else.
+ * createTokenmeter: the library's factory. Checks the options once, has buildServices open what they ask for (store,
+ * journal, upstream pools), and returns the mountable routers with `close()`, which drains and closes what it opened and nothing else.
  */
-import { join } from 'node:path';
-import { buildCatalog, ModelsFile, type Catalog } from './catalog/models';
 import type { ServingStoreOptions, TokenmeterOptions } from './config/option-types';
-import { ConfigError, meterConfig, type MeterConfig, type MeterParts } from './config/options';
-import { Journal } from './metering/journal';
-import { Meter } from './metering/metering';
-import { loadTokenizer } from './metering/estimate';
-import { TokenCounter } from './metering/prompt-counter';
-import { createLogger, type Logger } from './observability/logger';
-import { Metrics } from './observability/metrics';
-import { Pools } from './upstreams/pools';
-import { stripeSettings } from './products/stripe-checkout';
+import { meterConfig, type MeterConfig, type MeterParts } from './config/options';
 import { createRouters, type MeterDeps, type Routers } from './routers';
-import { createStores, type Stores } from './store/create-store';
-import { instrumentStore, storeTimer, timedModelLimits } from './store/instrumented-store';
-import { MemoryCommerceStore } from './store/memory/memory-commerce-store';
-import { MemoryModelLimits } from './store/memory/memory-model-limits';
-import { MemorySessionStore } from './store/memory/memory-session-store';
-import type { MeteringStore } from './store/ports/metering-store';
-import type { EventOutbox } from './store/ports/event-outbox';
-import type { WebhookBackend } from './store/ports/webhook-store';
-import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
-import { RedisStore } from './store/redis/redis-store';
-import { MemoryResponseOwners } from './store/memory/memory-response-owners';
-import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
-import { DeliveryWorker } from './events/delivery-worker';
+import type { ServingStore, Store } from './store/ports/store';
+import { buildServices, type ServiceOverrides } from './build-services';
 import { settleAtClose } from './metering/settle-at-close';
-import { openLedgerArchive } from './ledger-archive/open-ledger-archive';
 
 /** `S`: the store's type, a whole Store unless the host gave a ServingStore. */
 export interface Tokenmeter<S extends ServingStore = Store> extends Routers {
@@ -57,135 +35,20 @@ export async function createTokenmeter(options: TokenmeterOptions | ServingStore
   return openTokenmeter(config, parts);
 }
 
-/** A Tokenmeter from options already checked and resolved (the server's, from the environment). */
-export function openTokenmeter(config: MeterConfig, parts: MeterParts & { store?: Store }): Promise<Tokenmeter>;
-export function openTokenmeter(config: MeterConfig, parts: MeterParts): Promise<Tokenmeter<ServingStore>>;
-export async function openTokenmeter(config: MeterConfig, parts: MeterParts): Promise<Tokenmeter<ServingStore>> {
-  const logger = parts.logger ?? createLogger(config.logLevel);
-  const serving = parts.store !== undefined && !isWholeStore(parts.store);
-  if (serving) refuseManagingOptions(config, parts, logger);
-  // Only self-service registrations get the trial: said once at start rather than leaving the operator to wonder.
-  if (config.signupTokens !== undefined && config.accountRegistration !== 'open')
-    logger.warn('SIGNUP_TOKENS is set but ACCOUNT_REGISTRATION is closed: no account gets the trial package');
-  const catalogs = catalogSource(config, parts);
-  const metrics = new Metrics({ perKey: config.metricsPerKey });
-  // The journal only matters for a store that can be unreachable; the memory store lives and dies with the process.
-  const remote = parts.store ? parts.store.kind !== 'memory' : parts.redis !== undefined || config.redisUrl !== undefined;
-  const journal = remote ? openJournal(config.journalFile) : undefined;
-  const opened = openStore(config, parts, logger);
-  const ledger = openLedgerArchive(config, opened.stores, logger, metrics);
-  const store = ledger.wrap(instrumentStore(opened.stores.store, metrics));
-  // Beside a serving store, model limits are counted in this process (like the console's stores beside a host's own).
-  const modelLimits = isWholeStore(store)
-    ? store
-    : timedModelLimits(new MemoryModelLimits({ limitWindowMs: config.rateLimitWindowSeconds * 1000 }), storeTimer(metrics));
-  const leaseMs = config.reservationLeaseSeconds * 1000;
-  const meter = new Meter({ store, modelLimits, leaseMs, logger, metrics, journal, onSettle: parts.onSettle });
-  // The tokenizer's tables load now, here and in the count worker, not on the first request that needs a count.
-  loadTokenizer();
-  const pools = new Pools({
-    maxFreeSockets: config.upstreamMaxFreeSockets,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    timeoutMs: config.upstreamTimeoutMs,
-    logger,
-    registry: metrics.registry,
-  });
-  const counter = new TokenCounter();
-  counter.warm();
-  const deps: MeterDeps = {
-    config,
-    store,
-    sessions: opened.stores.sessions,
-    commerce: opened.stores.commerce,
-    responses: ledger.owners(opened.stores.responses),
-    webhookStore: opened.stores.webhooks,
-    catalog: catalogs.current,
-    meter,
-    counter,
-    pools,
-    logger,
-    metrics,
-    reloadModels: catalogs.reload,
-    lifecycle: { draining: false },
-    authenticate: parts.authenticate,
-    ledgerStatus: () => ledger.status(),
-    // `npm run build` writes the browser console beside the compiled code (dist/web).
-    webDir: join(__dirname, 'web'),
-  };
-  // Give Redis a moment to connect so the first requests are not refused; go on anyway (failing closed) if it is down.
-  const answers = await storeAnswers(store, 3_000);
-  if (!answers) logger.warn('store not reachable at start; requests get 503 until it is');
-  const backend = opened.stores.store;
-  const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
-  // Webhook delivery runs beside the requests, never in them; beside a host's serving store there are no events.
-  const delivery = opened.stores.delivery;
-  const worker =
-    isWholeStore(store) && delivery.outbox !== undefined
-      ? new DeliveryWorker({
-          outbox: delivery.outbox,
-          webhooks: delivery.webhooks,
-          // The requests' store writes the events; the delivery's own (the same in memory) sweeps for package expiry.
-          writers: [store, delivery.outbox],
-          metrics,
-          logger,
-          lowBalanceTokens: config.lowBalanceTokens,
-          timeoutMs: config.webhookTimeoutMs,
-          packageExpiringDays: config.packageExpiringDays,
-        })
-      : undefined;
-  worker?.start();
-  ledger.start();
-  return assemble(deps, async () => {
-    await worker?.stop();
-    await ledger.close();
-    clearInterval(upgrading);
-    journal?.close();
-    await opened.close?.();
-  });
-}
-
-/**
- * Beside a host's serving store the routes that manage accounts, keys and money are off: an option only they use is
- * refused rather than silently ignored.
- */
-function refuseManagingOptions(config: MeterConfig, parts: MeterParts, logger: Logger): void {
-  const given = [
-    config.adminToken && 'adminToken',
-    parts.sessions && 'sessions',
-    parts.commerce && 'commerce',
-    stripeSettings(config) && 'stripeSecretKey',
-  ];
-  const option = given.find((name) => typeof name === 'string');
-  if (option !== undefined) {
-    const detail = 'needs a whole Store: the store given implements only the metering and key-lookup ports';
-    throw new ConfigError(`invalid tokenmeter option ${option}: ${detail}`, option, detail);
-  }
-  logger.info('a serving store: the admin API, the console and the webhooks are off; model limits are counted in this process');
-}
-
-/**
- * Moves a Redis store written before accounts to the account layout (a no-op once done; see redis-migration.ts).
- * Keys from before accounts are refused (never served unmetered) until it has run: while the store is away, it is
- * retried until it does; the returned timer is that retry.
- */
-async function upgradeStore(store: RedisStore, reachable: boolean, logger: Logger): Promise<NodeJS.Timeout | undefined> {
-  const migrate = async () => {
-    const migrated = await store.migrate();
-    if (migrated > 0)
-      logger.info({ keys: migrated }, 'store upgraded: each key from before accounts is now the only key of its own account');
-  };
-  if (reachable) {
-    await migrate();
-    return undefined;
-  }
-  const upgrading = setInterval(() => {
-    migrate().then(
-      () => clearInterval(upgrading),
-      () => {},
-    );
-  }, 2_000);
-  upgrading.unref();
-  return upgrading;
+/** A Tokenmeter from options already checked and resolved (the server's, from the environment; the tests' proxy). */
+export function openTokenmeter(
+  config: MeterConfig,
+  parts: MeterParts & { store?: Store },
+  overrides?: ServiceOverrides,
+): Promise<Tokenmeter>;
+export function openTokenmeter(config: MeterConfig, parts: MeterParts, overrides?: ServiceOverrides): Promise<Tokenmeter<ServingStore>>;
+export async function openTokenmeter(
+  config: MeterConfig,
+  parts: MeterParts,
+  overrides?: ServiceOverrides,
+): Promise<Tokenmeter<ServingStore>> {
+  const services = await buildServices(config, parts, overrides);
+  return assemble(services.deps, services.release);
 }
 
 /** The Tokenmeter over services already built; `release` closes what its builder opened beyond the meter and pools. */
@@ -216,70 +79,4 @@ export function assemble<S extends ServingStore>(deps: MeterDeps & { store: S },
         await release();
       })()),
   };
-}
-
-/** The models: given inline (fixed), or the models file (reloadable). */
-function catalogSource(config: MeterConfig, parts: MeterParts): { current: () => Catalog; reload?: () => Promise<number> } {
-  const defaults = {
-    upstreamUrl: config.upstreamUrl,
-    upstreamApiKey: config.upstreamApiKey,
-    drainSeconds: config.upstreamDrainSeconds,
-    env: parts.env ?? process.env,
-  };
-  if (parts.models !== undefined) {
-    const content = Array.isArray(parts.models) ? { models: parts.models } : parts.models;
-    const catalog = buildCatalog(content, defaults, 'models option');
-    return { current: () => catalog };
-  }
-  const file = new ModelsFile(config.modelsFile, defaults);
-  return { current: file.current, reload: file.reload };
-}
-
-/**
- * The stores to use, and how to close what the factory opened (nothing of the host's). The console's session and
- * commerce stores share the metering store's Redis connection; beside a host's own `store`, they are the host's
- * `sessions`/`commerce` or, failing those, in memory (one process only).
- */
-function openStore(
-  config: MeterConfig,
-  parts: MeterParts,
-  logger: Logger,
-): {
-  stores: Omit<Stores, 'store' | 'delivery'> & { store: ServingStore; delivery: { webhooks: WebhookBackend; outbox?: EventOutbox } };
-  close?: () => Promise<void>;
-} {
-  if (parts.store) {
-    const sessions = parts.sessions ?? new MemorySessionStore();
-    const commerce = parts.commerce ?? new MemoryCommerceStore();
-    const webhooks = new MemoryWebhookStore();
-    // A host's whole store is its own outbox: the worker reads it as the requests write it.
-    const outbox = isWholeStore(parts.store) ? parts.store : undefined;
-    return {
-      stores: { store: parts.store, sessions, commerce, responses: new MemoryResponseOwners(), webhooks, delivery: { webhooks, outbox } },
-    };
-  }
-  const { close, ...stores } = createStores(config, logger, parts);
-  return { stores, close };
-}
-
-function openJournal(file: string): Journal {
-  try {
-    return new Journal(file);
-  } catch (err) {
-    const detail = `cannot open ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
-    throw new ConfigError(`invalid tokenmeter option journalFile: ${detail}`, 'journalFile', detail);
-  }
-}
-
-async function storeAnswers(store: MeteringStore, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      await store.ping();
-      return true;
-    } catch {
-      if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 }

@@ -1,26 +1,22 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
-import type { WebhookStore } from '../../src/store/ports/webhook-store';
-import { MemoryWebhookStore } from '../../src/store/memory/memory-webhook-store';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
-import { createLogger, type Logger } from '../../src/observability/logger';
-import { Meter } from '../../src/metering/metering';
-import { TokenCounter } from '../../src/metering/prompt-counter';
-import { Metrics } from '../../src/observability/metrics';
-import { instrumentStore } from '../../src/store/instrumented-store';
-import { buildCatalog, type ModelEntry, type ModelsFile } from '../../src/catalog/models';
+import { createLogger } from '../../src/observability/logger';
+import type { Meter } from '../../src/metering/metering';
+import type { Metrics } from '../../src/observability/metrics';
+import type { ModelEntry, ModelsFile } from '../../src/catalog/models';
 import type { Store } from '../../src/store/ports/store';
 import type { CommerceStore } from '../../src/store/ports/commerce-store';
-import { MemoryCommerceStore } from '../../src/store/memory/memory-commerce-store';
-import { MemorySessionStore } from '../../src/store/memory/memory-session-store';
 import type { SessionStore } from '../../src/store/ports/session-store';
-import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
 import type { ResponseOwners } from '../../src/store/ports/response-owners';
-import { Pools } from '../../src/upstreams/pools';
+import type { WebhookBackend } from '../../src/store/ports/webhook-store';
+import { buildServices } from '../../src/build-services';
 import { assemble } from '../../src/tokenmeter';
 
 export const MODEL = 'acme/chat-small';
@@ -47,7 +43,7 @@ export async function startProxy(options: {
   sessions?: SessionStore;
   commerce?: CommerceStore;
   /** Default: in memory. */
-  webhooks?: WebhookStore;
+  webhooks?: WebhookBackend;
   upstreamUrl: string;
   models?: Partial<ModelEntry>[];
   /** Who owns each stored response. Default: in memory. */
@@ -65,7 +61,15 @@ export async function startProxy(options: {
   /** A reloadable models file instead of `models`. */
   modelsFile?: ModelsFile;
 }): Promise<ProxyUnderTest> {
-  const config = loadConfig({ UPSTREAM_URL: options.upstreamUrl, LOG_LEVEL: 'info', RESERVATION_LEASE_SECONDS: '60', ...options.env });
+  // Each proxy journals to a file of its own, as each production instance does (JOURNAL_FILE, one per instance).
+  const dir = mkdtempSync(join(tmpdir(), 'tm-proxy-'));
+  const config = loadConfig({
+    UPSTREAM_URL: options.upstreamUrl,
+    LOG_LEVEL: 'info',
+    RESERVATION_LEASE_SECONDS: '60',
+    JOURNAL_FILE: join(dir, 'settlements.journal'),
+    ...options.env,
+  });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -73,7 +77,7 @@ export async function startProxy(options: {
       cb();
     },
   });
-  const logger: Logger = createLogger(config.logLevel, sink);
+  const logger = createLogger(config.logLevel, sink);
   const models = (options.models ?? [{}]).map((m, i) => ({
     id: i === 0 ? MODEL : `acme/model-${i}`,
     upstream_model: i === 0 ? UPSTREAM_MODEL : undefined,
@@ -81,46 +85,28 @@ export async function startProxy(options: {
     max_output_tokens: 1024,
     ...m,
   }));
-  const catalog = buildCatalog(
-    { models, upstreams: options.upstreams ?? [] },
+  // The one wiring users run (buildServices); the test only says what it puts in place of the config's parts.
+  const services = await buildServices(
+    config,
     {
-      upstreamUrl: config.upstreamUrl,
-      upstreamApiKey: config.upstreamApiKey,
-      drainSeconds: config.upstreamDrainSeconds,
+      store: options.store,
+      sessions: options.sessions,
+      commerce: options.commerce,
+      models: { models, upstreams: options.upstreams ?? [] },
       env: options.env ?? {},
-    },
-  );
-  const metrics = new Metrics({ perKey: config.metricsPerKey, processMetrics: false });
-  const store = instrumentStore(options.store, metrics);
-  const meter = new Meter({ store, modelLimits: store, leaseMs: config.reservationLeaseSeconds * 1000, logger, metrics, retryBaseMs: 50 });
-  const pools = new Pools({
-    maxFreeSockets: config.upstreamMaxFreeSockets,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    timeoutMs: config.upstreamTimeoutMs,
-    logger,
-    registry: metrics.registry,
-  });
-  const counter = new TokenCounter();
-  const tokenmeter = assemble(
-    {
-      config,
-      store,
-      sessions: options.sessions ?? new MemorySessionStore(),
-      commerce: options.commerce ?? new MemoryCommerceStore(),
-      responses: options.responses ?? new MemoryResponseOwners(),
-      webhookStore: options.webhooks ?? new MemoryWebhookStore(),
-      catalog: options.modelsFile?.current ?? (() => catalog),
-      reloadModels: options.modelsFile?.reload,
-      meter,
-      counter,
-      pools,
       logger,
-      metrics,
-      lifecycle: { draining: false },
-      webDir: WEB_DIR,
     },
-    async () => {},
+    {
+      modelsFile: options.modelsFile,
+      responses: options.responses,
+      webhooks: options.webhooks,
+      webDir: WEB_DIR,
+      processMetrics: false,
+      retryBaseMs: 50,
+    },
   );
+  const tokenmeter = assemble(services.deps, services.release);
+  const { meter, metrics } = services.deps;
   const app = createApp(tokenmeter, {
     logger,
     metrics: config.metricsPort === undefined,
@@ -141,12 +127,10 @@ export async function startProxy(options: {
     config,
     logs,
     close: async () => {
-      await meter.drain(5_000);
-      meter.stop();
-      pools.close();
-      await counter.close();
+      await tokenmeter.close({ timeoutMs: 5_000 });
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
