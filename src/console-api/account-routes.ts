@@ -31,7 +31,8 @@ import {
   type PasswordChangedObject,
   type SessionObject,
 } from '../api';
-import { sessionAccount, type SessionLocals } from './session-auth';
+import { sessionOf, type ConsoleSession } from '../http/request-context';
+import { sessionAccount } from './session-auth';
 
 export interface AccountRoutesDeps {
   store: AccountStore;
@@ -46,7 +47,7 @@ export interface AccountRoutesDeps {
   /** Runs before the routes that need a session. */
   requireSession: RequestHandler;
   /** The request's live session, if any (requireSession's check, without its 401). */
-  liveSession: (req: Request, res: Response) => Promise<SessionLocals | undefined>;
+  liveSession: (req: Request, res: Response) => Promise<ConsoleSession | undefined>;
 }
 
 const WRONG = apiError('invalid_credentials', 'The email or password is wrong, or the account is disabled.');
@@ -186,7 +187,7 @@ function changePassword(deps: AccountRoutesDeps): GuardedHandler {
     const cookie = sessionCookieValue(req.headers.cookie);
     const ended = await sessions.keepOnly(cookie, updated);
     await throttle.succeeded(admission.ticket);
-    const created = (res.locals as SessionLocals).sessionCreated;
+    const created = sessionOf(res).sessionCreated;
     res.setHeader('set-cookie', sessions.cookie(cookie!, { secure: deps.secure(req) }, created));
     logger.info({ accountId: account.id, sessionsEnded: ended }, 'console password changed');
     const body: PasswordChangedObject = { password_changed: true, sessions_ended: ended };

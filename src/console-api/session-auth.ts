@@ -5,20 +5,15 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sessionCookieValue, stampOf, type Sessions } from '../accounts/sessions';
 import { apiError, sendError } from '../http/errors';
+import { sessionOf, signedIn, type ConsoleSession } from '../http/request-context';
 import type { AccountState } from '../store/records/account';
 import type { AccountStore } from '../store/ports/account-store';
 
 const REQUIRED = apiError('session_required', 'Log in first: this route needs a console session.');
 
-export interface SessionLocals {
-  account: AccountState;
-  /** When the request's session started (Unix seconds). */
-  sessionCreated: number;
-}
-
 /** The signed-in account, set by requireSession. */
 export function sessionAccount(res: Response): AccountState {
-  return (res.locals as SessionLocals).account;
+  return sessionOf(res).account;
 }
 
 type SessionDeps = { sessions: Sessions; store: Pick<AccountStore, 'getAccount'>; secure: (req: Request) => boolean };
@@ -28,7 +23,7 @@ type SessionDeps = { sessions: Sessions; store: Pick<AccountStore, 'getAccount'>
  * is cleared). What requireSession demands, and what the console's session probe reports without a 401.
  */
 export function sessionCheck(deps: SessionDeps) {
-  return async function liveSession(req: Request, res: Response): Promise<SessionLocals | undefined> {
+  return async function liveSession(req: Request, res: Response): Promise<ConsoleSession | undefined> {
     const cookie = sessionCookieValue(req.headers.cookie);
     const session = await deps.sessions.resume(cookie);
     if (session === undefined) return undefined;
@@ -53,8 +48,7 @@ export function requireSession(deps: SessionDeps) {
   return async function checkSession(req: Request, res: Response, next: NextFunction): Promise<void> {
     const found = await check(req, res);
     if (found === undefined) return sendError(res, REQUIRED);
-    (res.locals as SessionLocals).account = found.account;
-    (res.locals as SessionLocals).sessionCreated = found.sessionCreated;
+    signedIn(res, found);
     next();
   };
 }

@@ -2,6 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
+import { authenticated } from './request-context';
 import type { Logger } from '../observability/logger';
 import type { KeyLookup } from '../store/ports/key-lookup';
 import type { KeyRef } from '../store/records/key';
@@ -20,7 +21,7 @@ export interface AuthOptions {
 
 const INVALID = apiError('invalid_api_key', 'Incorrect API key provided. Pass a valid key as "Authorization: Bearer sk-...".');
 
-/** Sets `res.locals.keyId` and `res.locals.accountId`, or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
+/** Records the caller (request-context.ts: the key's id and its account), or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
 export function bearerAuth(options: AuthOptions) {
   const cacheSize = options.cacheSize ?? 10_000;
   const cache = new Map<string, KeyRef>();
@@ -43,8 +44,7 @@ export function bearerAuth(options: AuthOptions) {
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
       cache.set(hash, ref);
     }
-    res.locals.keyId = ref.keyId;
-    res.locals.accountId = ref.accountId;
+    authenticated(res, { accountId: ref.accountId, keyId: ref.keyId });
     next();
   };
 }

@@ -1,6 +1,7 @@
 /** The closed list of errors tokenmeter itself returns, and the one place that turns them into HTTP responses. */
 import type { ServerResponse } from 'node:http';
 import { anthropicError } from './anthropic-errors';
+import { answeredWithError, errorShapeOf, setErrorShape } from './request-context';
 
 /** Every error code the proxy can answer with, and its HTTP status and OpenAI error type. */
 const CATALOG = {
@@ -96,8 +97,8 @@ export function errorBody(err: ApiError): OpenAIErrorBody {
 export type ErrorShape = 'openai' | 'anthropic';
 
 /** A route answers its errors in `shape` from here on (set before anything can refuse the request). */
-export function answerErrorsAs(res: { locals: Record<string, unknown> }, shape: ErrorShape): void {
-  res.locals.errorShape = shape;
+export function answerErrorsAs(res: ServerResponse, shape: ErrorShape): void {
+  setErrorShape(res, shape);
 }
 
 /**
@@ -108,11 +109,7 @@ export function answerErrorsAs(res: { locals: Record<string, unknown> }, shape: 
 export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Record<string, string>): void {
   // Leave the code for the request log and the refusal metrics; an upstream's fault also its message, which is what
   // the operator needs to see (a stream where JSON was asked for, the upstream's own error).
-  const locals = (res as { locals?: { errorCode?: ErrorCode; errorMessage?: string; errorShape?: ErrorShape } }).locals;
-  if (locals) {
-    locals.errorCode = err.code;
-    if (err.code.startsWith('upstream_')) locals.errorMessage = err.message;
-  }
+  answeredWithError(res, err.code, err.message);
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
@@ -120,7 +117,7 @@ export function sendError(res: ServerResponse, err: ApiError, extraHeaders?: Rec
   let status = statusOf(err);
   let payload: string;
   const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', ...extraHeaders };
-  if (locals?.errorShape === 'anthropic') {
+  if (errorShapeOf(res) === 'anthropic') {
     const shaped = anthropicError(err, status);
     status = shaped.status;
     payload = shaped.body;

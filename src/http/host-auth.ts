@@ -2,13 +2,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Authenticate } from '../config/option-types';
 import { apiError, sendError } from './errors';
+import { authenticated } from './request-context';
 import type { Logger } from '../observability/logger';
 
 const UNAUTHENTICATED = apiError('invalid_api_key', 'This request is not authenticated.');
 const FAILED = apiError('internal_error', 'Authentication failed.');
 
 /**
- * Sets `res.locals.accountId` (the account charged) and `keyId` (the key whose cap and model list apply, or null)
+ * Records the caller (request-context.ts: the account charged, and the key whose caps and model list apply, or null)
  * from the host's answer; null is a 401, a throw a 500 (logged, its message not sent).
  */
 export function hostAuth(authenticate: Authenticate, logger: Logger) {
@@ -25,8 +26,7 @@ export function hostAuth(authenticate: Authenticate, logger: Logger) {
       logger.error('the authenticate option returned no accountId');
       return sendError(res, FAILED);
     }
-    res.locals.accountId = identity.accountId;
-    res.locals.keyId = identity.keyId ?? null;
+    authenticated(res, { accountId: identity.accountId, keyId: identity.keyId ?? null });
     next();
   };
 }

@@ -1,12 +1,13 @@
 /**
  * The check the OpenAI routes that reserve nothing (`/v1/models`, the Responses API's stored state) make of a
  * credential, as the reserve step makes it on the metered ones: a key neither revoked nor expired, of an active
- * account; otherwise `401 invalid_api_key`, as on completions. The key it read is left in `res.locals.key`.
+ * account; otherwise `401 invalid_api_key`, as on completions. The key it read is left in the request's context (`liveKey`).
  */
 import type { RequestHandler } from 'express';
 import type { AccountStore } from '../store/ports/account-store';
-import type { KeyAccess, KeyLookup } from '../store/ports/key-lookup';
+import type { KeyLookup } from '../store/ports/key-lookup';
 import { apiError, sendError } from './errors';
+import { callerOf, keyChecked } from './request-context';
 import type { StoreGuard } from './store-guard';
 
 export interface LiveCredentialOptions {
@@ -16,16 +17,10 @@ export interface LiveCredentialOptions {
   guard: StoreGuard;
 }
 
-/** The key a request came with, after liveCredential; null for a keyless request (a host's own authentication). */
-export function liveKey(locals: Record<string, unknown>): KeyAccess | null {
-  return (locals.key as KeyAccess | undefined) ?? null;
-}
-
 export function liveCredential(options: LiveCredentialOptions): RequestHandler {
   const { keys, accounts, guard } = options;
   return guard(async function requireLiveCredential(_req, res, next) {
-    const keyId = res.locals.keyId as string | null;
-    const accountId = res.locals.accountId as string;
+    const { accountId, keyId } = callerOf(res);
     const [key, account] = await Promise.all([keyId === null ? null : keys.getKey(keyId), accounts?.getAccount(accountId)]);
     if (keyId !== null) {
       const expired = key?.expiresAt != null && key.expiresAt <= Math.floor(Date.now() / 1000);
@@ -38,7 +33,7 @@ export function liveCredential(options: LiveCredentialOptions): RequestHandler {
       const whose = keyId === null ? 'This account' : "This API key's account";
       return sendError(res, apiError('invalid_api_key', `${whose} is ${account ? 'disabled' : 'unknown'}.`));
     }
-    res.locals.key = key;
+    keyChecked(res, key ?? null);
     next();
   });
 }

@@ -6,39 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from '../http/errors';
+import { beginRequest, requestFacts } from '../http/request-context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import type { Model } from '../catalog/models';
 import type { EndpointName } from '../catalog/endpoints';
-
-/** What the handlers leave in res.locals for this log line. */
-export interface RequestFacts {
-  requestId: string;
-  clientRequestId?: string;
-  /** Null when the host authenticated the request without a key. */
-  keyId?: string | null;
-  accountId?: string;
-  model?: Model;
-  /** The metered endpoint the request used. */
-  endpoint?: EndpointName;
-  stream?: boolean;
-  errorCode?: ErrorCode;
-  /** An upstream fault's message (upstream_* codes only). */
-  errorMessage?: string;
-  usage?: {
-    promptTokens: number;
-    completionTokens: number;
-    cachedTokens: number;
-    reasoningTokens: number;
-    chargedTokens: number;
-    estimated: boolean;
-  };
-}
-
-/** This request's facts: the one place res.locals is read as what the handlers leave there. */
-export function requestFacts(res: Response): RequestFacts {
-  return res.locals as RequestFacts;
-}
 
 /** What LOG_PAYLOADS logs of a request: its messages, prompt, or input, whichever its endpoint takes. */
 function payload(body: unknown): Record<string, unknown> {
@@ -49,7 +20,7 @@ function payload(body: unknown): Record<string, unknown> {
 }
 
 /** Errors that relay the upstream's answer rather than a refusal of ours. */
-const NOT_REFUSALS = new Set<ErrorCode>(['upstream_error', 'upstream_timeout']);
+const NOT_REFUSALS = new Set<string>(['upstream_error', 'upstream_timeout'] satisfies ErrorCode[]);
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface RequestLogOptions {
@@ -66,19 +37,19 @@ export function requestLog(options: RequestLogOptions) {
   const { logger, metrics } = options;
   return function logRequest(req: Request, res: Response, next: NextFunction): void {
     const started = performance.now();
-    const facts = requestFacts(res);
-    facts.requestId = randomUUID();
-    if (options.endpoint) facts.endpoint = options.endpoint;
+    const requestId = randomUUID();
     const given = req.headers['x-request-id'];
-    if (typeof given === 'string' && CLIENT_ID.test(given)) facts.clientRequestId = given;
-    res.setHeader('x-request-id', facts.clientRequestId ?? facts.requestId);
+    const clientRequestId = typeof given === 'string' && CLIENT_ID.test(given) ? given : undefined;
+    beginRequest(res, { requestId, clientRequestId, endpoint: options.endpoint });
+    res.setHeader('x-request-id', clientRequestId ?? requestId);
 
     res.once('close', () => {
       // Let the response's own close handlers (which settle and record usage) run first.
       setImmediate(() => {
+        const facts = requestFacts(res);
         const seconds = (performance.now() - started) / 1000;
         const status = res.writableFinished ? res.statusCode : 499;
-        const model = facts.model?.id ?? 'unknown';
+        const model = facts.model ?? 'unknown';
         if (options.completions) {
           const endpoint = facts.endpoint ?? 'chat';
           metrics.requests.inc({ model, status, stream: facts.stream ? 'true' : 'false', endpoint });
@@ -91,9 +62,9 @@ export function requestLog(options: RequestLogOptions) {
             clientRequestId: facts.clientRequestId,
             method: req.method,
             path: req.originalUrl.split('?')[0],
-            keyId: facts.keyId,
-            accountId: facts.accountId,
-            model: facts.model?.id,
+            keyId: facts.caller?.keyId,
+            accountId: facts.caller?.accountId,
+            model: facts.model,
             endpoint: facts.endpoint,
             stream: facts.stream,
             status,

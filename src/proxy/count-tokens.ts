@@ -11,7 +11,7 @@ import type { UpstreamHeaders } from '../http/http-headers';
 import { validateCountTokensRequest, type CountTokensRequest } from '../http/messages-request';
 import { messagesPrompt } from '../metering/messages-prompt';
 import { countPrompt, type TokenCounter } from '../metering/prompt-counter';
-import { requestFacts } from '../observability/request-log';
+import { requestFacts, servedBy } from '../http/request-context';
 import type { Pools } from '../upstreams/pools';
 import { unserializable } from './pipeline/forward';
 import { uncounted } from './pipeline/plan';
@@ -107,14 +107,13 @@ export function countTokens(options: CountTokensOptions) {
   }
 
   return async function countTokensHandler(req: Request, res: Response): Promise<void> {
-    const facts = requestFacts(res);
     const validated = validateCountTokensRequest(req.body);
     if (!validated.ok) return sendError(res, validated.error);
     const request = validated.request;
     const model = options.catalog().get(request.model);
     if (!model)
       return sendError(res, apiError('model_not_found', `The model '${request.model}' does not exist or is not served here.`, 'model'));
-    facts.model = model;
+    servedBy(res, model.id);
     if (!model.endpoints.has('messages')) {
       return sendError(res, apiError('invalid_request_error', `The model '${model.id}' does not serve /v1/messages.`, 'model'));
     }

@@ -5,7 +5,6 @@ import type { Lease, Meter } from '../metering/metering';
 import type { CountTexts } from '../metering/output-count';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { RequestFacts } from '../observability/request-log';
 import type { HostedToolPlan } from './hosted-tools';
 import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
 
@@ -37,8 +36,6 @@ export interface ExchangeContext {
   hideUsageChunk: boolean;
   /** How the endpoint's answers carry usage. */
   answer: AnswerDialect;
-  /** The request log's facts: the settled usage is left there. */
-  facts: RequestFacts;
   /** Completion tokens the reservation covers (allowance × choices): more at settlement is an overrun. */
   reservedOutput: number;
   /** The hosted tool calls reserved for, charged per call the answer reports (a line of its own); undefined: none. */

@@ -6,6 +6,7 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { apiError, sendError, type ApiError } from '../http/errors';
+import { charged } from '../http/request-context';
 import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
 import { toolCharge } from './hosted-tools';
@@ -265,8 +266,9 @@ export class Exchange {
     const tools = toolCharge(this.ctx.hostedTools, usage);
     const chargedTokens = charge(this.ctx.model, promptTokens, completionTokens, cachedTokens, usage.cacheWriteTokens) + tools.tokens;
     if (completionTokens > this.ctx.reservedOutput) this.overrun(completionTokens);
-    this.ctx.facts.usage = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
-    const balance = this.deps.meter.settle(settlementOf(this.ctx, this.ctx.facts.usage, tools, status));
+    const shown = { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated };
+    charged(this.res, shown);
+    const balance = this.deps.meter.settle(settlementOf(this.ctx, shown, tools, status));
     this.deps.meter.endModel(this.ctx.model, this.ctx.requestId, { kind: 'settle', tokens: chargedTokens });
     // Only now: the meter's drain must see this settlement queued before it sees the request let go of its lease.
     this.end();

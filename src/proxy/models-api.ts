@@ -6,7 +6,7 @@ import { Router, type Response } from 'express';
 import { modelListObject, modelObject } from '../api/model';
 import type { Catalog, Model } from '../catalog/models';
 import { apiError, sendError } from '../http/errors';
-import { liveKey } from '../http/live-credential';
+import { liveKey } from '../http/request-context';
 
 export interface ModelsApiOptions {
   catalog: () => Catalog;
@@ -17,7 +17,7 @@ export function modelsApi(options: ModelsApiOptions): Router {
 
   /** The models this key may use (every model for a keyless request, whose account liveCredential checked). */
   function visibleModels(res: Response): readonly Model[] {
-    const key = liveKey(res.locals);
+    const key = liveKey(res);
     const all = options.catalog().list();
     return key === null || key.models === null ? all : all.filter((m) => key.models!.includes(m.id));
   }

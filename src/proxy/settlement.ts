@@ -1,12 +1,15 @@
 /** The ledger's settlement of one exchange: who, which model and endpoint, the usage charged, and the tool line. */
-import type { RequestFacts } from '../observability/request-log';
+import type { ChargedUsage } from '../http/request-context';
 import type { Settlement } from '../store/records/metering';
 import type { ExchangeContext } from './exchange-context';
 
-type Charged = NonNullable<RequestFacts['usage']>;
-
 /** What SETTLE records for this exchange's charge (`tools`: the hosted tool line, left out when it has no calls). */
-export function settlementOf(ctx: ExchangeContext, usage: Charged, tools: { calls: number; tokens: number }, status: number): Settlement {
+export function settlementOf(
+  ctx: ExchangeContext,
+  usage: ChargedUsage,
+  tools: { calls: number; tokens: number },
+  status: number,
+): Settlement {
   const { promptTokens, completionTokens, cachedTokens, reasoningTokens, chargedTokens, estimated } = usage;
   return {
     accountId: ctx.accountId,

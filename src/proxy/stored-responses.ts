@@ -9,7 +9,7 @@ import type { Catalog, Model } from '../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
 import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-headers';
 import type { Logger } from '../observability/logger';
-import { requestFacts } from '../observability/request-log';
+import { callerOf, requestFacts, servedBy } from '../http/request-context';
 import type { ResponseOwners } from '../store/ports/response-owners';
 import { callerResponse, listedItemIds, responseNotFound } from './caller-ids';
 import { rewriteModel } from './model-rewriter';
@@ -93,7 +93,7 @@ export function storedResponses(options: StoredResponsesOptions): Router {
 
   async function relay(req: Request, res: Response, suffix: string): Promise<void> {
     const id = String(req.params.id);
-    const accountId = requestFacts(res).accountId as string;
+    const { accountId } = callerOf(res);
     let owner;
     try {
       owner = await callerResponse(owners, accountId, id);
@@ -103,7 +103,7 @@ export function storedResponses(options: StoredResponsesOptions): Router {
     }
     const model = owner && options.catalog().get(owner.model);
     if (!owner || !model) return sendError(res, responseNotFound(id, null));
-    requestFacts(res).model = model;
+    servedBy(res, model.id);
     const path = `/responses/${encodeURIComponent(id)}${suffix}${query(req)}`;
     const relayed = new StoredRelay(res, model, options, async (answer) => {
       const failed = (err: Error) => logger.warn({ responseId: id, err: err.message }, 'could not update the owners of a stored response');

@@ -7,13 +7,13 @@ import type { Request, Response } from 'express';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, type ApiError } from '../../http/errors';
 import { SERVED_MODEL_HEADER, type UpstreamHeaders } from '../../http/http-headers';
+import { servedBy } from '../../http/request-context';
 import type { Meter } from '../../metering/metering';
 import { countOutput } from '../../metering/output-count';
 import { countInSlices } from '../../metering/sliced-count';
 import { countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Metrics } from '../../observability/metrics';
-import type { RequestFacts } from '../../observability/request-log';
 import type { Outgoing } from '../../upstreams/attempt';
 import type { PoolOutcome } from '../../upstreams/pool';
 import type { Pools } from '../../upstreams/pools';
@@ -41,7 +41,8 @@ export interface Reserving extends Who {
   model: Model;
   planned: Plan;
   reserved: Reserved;
-  facts: RequestFacts;
+  /** The client asked for a stream. */
+  stream: boolean;
 }
 
 /** JSON.parse accepts any depth, JSON.stringify does not: a body nested too deeply to re-serialize is the client's error. */
@@ -152,7 +153,7 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
       { requestId: at.requestId, model: at.model.id, fallback: next.model.id, outcome: outcome.kind },
       "model's pool could not answer: trying its fallback",
     );
-    at.facts.model = next.model;
+    servedBy(res, next.model.id);
     res.setHeader(SERVED_MODEL_HEADER, next.model.id);
     if (next.reserved.headers) for (const name in next.reserved.headers) res.setHeader(name, next.reserved.headers[name]);
     at = next;
@@ -209,12 +210,11 @@ function exchangeFor<R>(route: Route<R>, res: Response, request: R, at: Reservin
       model,
       endpoint: endpoint.name,
       path,
-      stream: at.facts.stream === true,
+      stream: at.stream,
       hideUsageChunk: hideUsage,
       answer: endpoint.answer,
       echoedChars: echoed?.reduce((n, prompt) => n + prompt.length, 0) ?? 0,
       outputTokens: (answer) => countOutput(exchangeDeps.count, endpoint.answer.outputTexts(answer, echoed)),
-      facts: at.facts,
       reservedOutput: reserved.allowance * planned.choices,
       hostedTools: planned.tools,
       promptTokens: () => settledPrompt(route, planned.prompt, requestId),

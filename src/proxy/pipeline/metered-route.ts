@@ -8,12 +8,12 @@ import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
 import type { UpstreamHeaders } from '../../http/http-headers';
+import { callerOf, requestFacts, routed, servedBy } from '../../http/request-context';
 import type { Meter } from '../../metering/metering';
 import type { TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
-import { requestFacts } from '../../observability/request-log';
 import type { Pools } from '../../upstreams/pools';
 import type { ExchangeDeps } from '../exchange-context';
 import { NOTHING_CARRIED, type Endpoint } from './endpoint';
@@ -66,20 +66,18 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
   const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, pools, catalog: options.catalog, upstreamHeaders, metrics };
 
   return async function meteredHandler(req: Request, res: Response): Promise<void> {
-    const facts = requestFacts(res);
-    facts.endpoint = endpoint.name;
-    const keyId = facts.keyId ?? null;
-    const accountId = facts.accountId as string;
-    const requestId = facts.requestId;
+    // Authentication's one product: who is calling.
+    const { accountId, keyId } = callerOf(res);
+    const requestId = requestFacts(res).requestId;
     const validated = endpoint.validate(req.body);
     if (!validated.ok) return sendError(res, validated.error);
     const request = validated.request;
     const stream = endpoint.stream(request);
-    facts.stream = stream;
+    routed(res, endpoint.name, stream);
 
     const model = resolveModel(options.catalog(), endpoint.modelName(request), endpoint as Endpoint<unknown>);
     if ('code' in model) return sendError(res, model);
-    facts.model = model;
+    servedBy(res, model.id);
     const refusal = endpoint.unsupported(request, model);
     if (refusal) return sendError(res, refusal);
     let carried = NOTHING_CARRIED;
@@ -107,6 +105,6 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
     if (reserved.kind === 'refused') return sendError(res, reserved.error, reserved.headers);
     if (reserved.headers) for (const name in reserved.headers) res.setHeader(name, reserved.headers[name]);
 
-    await forward(route, req, res, request, { accountId, keyId, requestId, model, planned, reserved, facts });
+    await forward(route, req, res, request, { accountId, keyId, requestId, model, planned, reserved, stream });
   };
 }
