@@ -11,16 +11,16 @@ import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
 import { toolCharge } from './hosted-tools';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
-import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
+import type { StreamDialect } from './pipeline/endpoint';
 
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
 import type { Usage } from './sse-tap';
-import { StreamRelay, type StreamHost } from './stream-relay';
+import { StreamRelay } from './stream-relay';
 import { collect, decoded } from './upstream-body';
 import type { Answer } from '../upstreams/attempt';
 import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
-import { relayParsed, relayScanned, type RelayHost } from './answer-relay';
+import { answerCharged, relayParsed, relayScanned, type AnswerOutcome } from './answer-relay';
 import { drainedEstimate } from './upstream-drain';
 import { settlementOf } from './settlement';
 
@@ -44,7 +44,7 @@ export class Exchange {
   /** The byte scan of a relayed JSON answer (embeddings), once it began. */
   private scan: JsonTap | undefined;
   private readonly started = performance.now();
-  private told = false;
+  private firstTokenSeen = false;
 
   constructor(
     private readonly deps: ExchangeDeps,
@@ -107,9 +107,9 @@ export class Exchange {
     if (status < 200 || status >= 300) return this.relayError(status, body);
     const type = proxyRes.headers['content-type'] ?? '';
     const dialect = this.ctx.answer.stream;
-    if (this.ctx.stream && dialect && type.includes('text/event-stream')) return this.relayStream(status, proxyRes, body, dialect);
-    if (this.ctx.answer.relay === 'scan') return this.relayScan(status, proxyRes, body);
-    return this.relayJson(status, proxyRes, body);
+    if (this.ctx.stream && dialect && type.includes('text/event-stream')) return void this.relayStream(status, proxyRes, body, dialect);
+    if (this.ctx.answer.relay === 'scan') return void this.relayScan(status, proxyRes, body);
+    void this.relayJson(status, proxyRes, body);
   }
 
   /** The answer broke off (reset, timed out) while being read. */
@@ -132,6 +132,7 @@ export class Exchange {
     const stream = this.stream;
     // A stream is read on for its usage (upstream-drain.ts), unless the bound is 0 or the process is stopping.
     if (stream?.detach(this.deps.shuttingDown() ? 0 : this.ctx.model.drainMs)) return;
+    this.firstToken();
     // The model server must stop generating: abort the upstream request at once (or the pool's tries, if no answer).
     this.abort.abort();
     this.upstreamRes?.destroy();
@@ -141,31 +142,39 @@ export class Exchange {
     else this.release();
   }
 
-  private relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): void {
-    const { model, hideUsageChunk, echoedChars } = this.ctx;
-    const options = { modelJson: model.idJson, hideUsage: hideUsageChunk, dialect, count: this.deps.count, echoedChars };
-    const relay = new StreamRelay(this.res, options, this.streamHost());
+  /** A streamed answer: relayed until its outcome, settled from it (the usage line first, to show its charge). */
+  private async relayStream(status: number, proxyRes: IncomingMessage, body: Readable, dialect: StreamDialect): Promise<void> {
+    const { model, hideUsageChunk, echoedChars, onAnswer } = this.ctx;
+    const options = { modelJson: model.idJson, hideUsage: hideUsageChunk, dialect, count: this.deps.count, echoedChars, onAnswer };
+    const relay = new StreamRelay(this.res, { ...options, signal: this.signal });
     this.stream = relay;
     this.deps.metrics.activeStreams.inc();
-    relay.start(status, proxyRes, body);
+    let outcome = await relay.run(status, proxyRes, body);
+    // The whole usage passed: charged now; its line then shows the charge, and the stream goes on to its end.
+    if (outcome.kind === 'usage') outcome = await relay.showCharge(this.settle(outcome.usage, status, relay.streamedTokens));
+    this.firstToken();
+    switch (outcome.kind) {
+      case 'ended':
+        // A client that left without a drain was settled when it left (clientClosed).
+        if (this.clientGone) return;
+        void this.settle(outcome.usage, status, relay.streamedTokens);
+        return relay.end();
+      case 'broken':
+        return this.fail(outcome.err);
+      case 'client-gone':
+        this.deps.metrics.streamDrains.inc({ outcome: outcome.drained });
+        this.upstreamRes?.destroy();
+        void this.settle(outcome.usage, CLIENT_CLOSED, () => drainedEstimate(relay.streamedTokens(), this.ctx.reservedOutput));
+        return;
+    }
   }
 
-  /** What the stream relay (stream-relay.ts) asks of this exchange: made for streams only. */
-  private streamHost(): StreamHost {
-    return {
-      finished: () => this.finished,
-      clientGone: () => this.clientGone,
-      firstEvent: () => this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (performance.now() - this.started) / 1000),
-      settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
-      answered: (answerId, usage) => this.storedAnswer(answerId, usage),
-      drained: (outcome) => {
-        this.deps.metrics.streamDrains.inc({ outcome });
-        this.upstreamRes?.destroy();
-        const stream = this.stream as StreamRelay;
-        this.settle(stream.tap.chargeableUsage, CLIENT_CLOSED, () => drainedEstimate(stream.streamedTokens(), this.ctx.reservedOutput));
-      },
-      fail: (err) => this.fail(err),
-    };
+  /** The time to the stream's first bytes, once per stream, when it had any. */
+  private firstToken(): void {
+    const at = this.stream?.firstEventAt;
+    if (at === undefined || this.firstTokenSeen) return;
+    this.firstTokenSeen = true;
+    this.deps.metrics.timeToFirstToken.observe({ model: this.ctx.model.id }, (at - this.started) / 1000);
   }
 
   /** The upstream stream broke after it began: end the client's stream with an error event, charge what was sent. */
@@ -178,25 +187,33 @@ export class Exchange {
     this.settle(stream.tap.chargeableUsage, this.res.statusCode, stream.streamedTokens);
   }
 
-  /** What the JSON relays (answer-relay.ts) ask of this exchange. */
-  private readonly host: RelayHost = {
-    live: () => !this.finished && !this.clientGone,
-    refuse: (err) => this.refuse(err),
-    settle: (usage, estimate) => this.settle(usage, this.upstreamRes?.statusCode ?? 200, estimate),
-    outputTokens: (answer) => this.ctx.outputTokens(answer),
-    answered: (answerId, usage) => this.storedAnswer(answerId, usage),
-    fail: (err) => this.fail(err),
-  };
-
-  private relayJson(status: number, proxyRes: IncomingMessage, body: Readable): void {
-    const { model, answer } = this.ctx;
-    relayParsed(this.res, status, proxyRes, body, this.deps.upstreamResponseLimit, model, answer, this.host);
+  /** A JSON answer, buffered and parsed whole. */
+  private async relayJson(status: number, proxyRes: IncomingMessage, body: Readable): Promise<void> {
+    const { model, answer, outputTokens } = this.ctx;
+    this.answerEnded(status, await relayParsed(status, proxyRes, body, this.deps.upstreamResponseLimit, model, answer, outputTokens));
   }
 
   /** A JSON answer relayed as it arrives, scanned on bytes for its usage (embeddings: megabytes of floats). */
-  private relayScan(status: number, proxyRes: IncomingMessage, body: Readable): void {
+  private async relayScan(status: number, proxyRes: IncomingMessage, body: Readable): Promise<void> {
     const { model, answer } = this.ctx;
-    this.scan = relayScanned(this.res, status, proxyRes, body, this.deps.upstreamResponseLimit, model, answer, this.host);
+    const limit = this.deps.upstreamResponseLimit;
+    const scanned = relayScanned(this.res, status, proxyRes, body, limit, model, answer, this.signal);
+    this.scan = scanned.tap;
+    this.answerEnded(status, await scanned.outcome);
+  }
+
+  /** Settles a non-streamed answer's outcome, then writes it showing its charge (or ends the one relayed already). */
+  private answerEnded(status: number, outcome: AnswerOutcome): void {
+    if (this.finished || this.clientGone) return;
+    if (outcome.kind === 'refused') return this.refuse(outcome.error);
+    if (outcome.kind === 'broken') return this.fail(outcome.err);
+    // The endpoint records an answer the upstream stores before the client can see its id.
+    const { answerId, usage } = outcome;
+    if (answerId !== undefined) this.ctx.onAnswer?.(answerId, usage && usage.promptTokens + usage.completionTokens);
+    const charged = this.settle(usage, status, outcome.estimate);
+    const held = outcome.held;
+    if (held === undefined) return void this.res.end();
+    charged?.then((c) => answerCharged(this.res, held, c));
   }
 
   /** A scanned answer broke off after it began: the client's response is cut, the work the upstream did charged. */
@@ -207,14 +224,6 @@ export class Exchange {
     this.upstreamRes?.destroy();
     this.res.destroy();
     this.settle(this.ctx.answer.usage({ usage: scan.usage }), this.res.statusCode, () => 0);
-  }
-
-  /** Tells the endpoint the upstream stored this answer, once, before the client can see its id. */
-  private storedAnswer(answerId: AnswerIds, usage: Usage | undefined): void {
-    const tell = this.ctx.onAnswer;
-    if (!tell || this.told) return;
-    this.told = true;
-    tell(answerId, usage && usage.promptTokens + usage.completionTokens);
   }
 
   private relayError(status: number, body: Readable): void {
