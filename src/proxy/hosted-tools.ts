@@ -6,7 +6,6 @@
 import type { Model } from '../catalog/models';
 import { apiError, type ApiError } from '../http/errors';
 import { mcpServerUrlRefusal } from './mcp-server-url';
-import type { Usage } from './usage';
 
 const CLIENT_TOOLS = new Set(['function', 'custom']);
 /** `tool_choice` types that name no hosted tool. */
@@ -119,7 +118,10 @@ export function hostedCalls(output: unknown): string[] | undefined {
  * The tool line of a charge: each call the answer reports at its tool's price (an item of no tool the request named
  * at the dearest); the reserved calls when the answer reports none to read (no usage came, or chat's fixed search).
  */
-export function toolCharge(plan: HostedToolPlan | undefined, usage: Usage | undefined): { calls: number; tokens: number } {
+export function toolCharge(
+  plan: HostedToolPlan | undefined,
+  usage: { hostedCalls?: string[] } | undefined,
+): { calls: number; tokens: number } {
   if (!plan) return { calls: 0, tokens: 0 };
   const reported = usage?.hostedCalls;
   if (plan.fixed || reported === undefined) return { calls: plan.calls, tokens: reservedToolTokens(plan) };
