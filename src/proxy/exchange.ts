@@ -12,7 +12,6 @@ import type { ShownCharge } from './charge-shown';
 import { toolCharge } from './hosted-tools';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { StreamDialect } from './pipeline/endpoint';
-
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { JsonTap } from './json-tap';
 import type { Usage } from './sse-tap';
@@ -164,8 +163,7 @@ export class Exchange {
       case 'client-gone':
         this.deps.metrics.streamDrains.inc({ outcome: outcome.drained });
         this.upstreamRes?.destroy();
-        void this.settle(outcome.usage, CLIENT_CLOSED, () => drainedEstimate(relay.streamedTokens(), this.ctx.reservedOutput));
-        return;
+        return void this.settle(outcome.usage, CLIENT_CLOSED, () => drainedEstimate(relay.streamedTokens(), this.ctx.reservedOutput));
     }
   }
 
