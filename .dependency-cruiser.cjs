@@ -2,15 +2,15 @@
 //
 // Folders are grouped by caller: each route folder is one API's routes, named for who calls it (admin: operators'
 // scripts, the CLI and the console's operator pages; console-api: account holders in the console; console: its
-// pages; proxy: OpenAI clients; webhooks: Stripe; cli: the operator's terminal). Below them, src/api holds the shapes
+// pages; proxy: OpenAI clients; payments: Stripe; cli: the operator's terminal). Below them, src/api holds the shapes
 // every API sends and takes; below that, the features the routes share (accounts, products); below those, the
-// foundation (store, http, catalog, limits, metering, config, observability, cluster). Imports point down only, and
+// foundation (store, http, requests, catalog, limits, metering, config, observability, cluster). Imports point down only, and
 // never in a circle (types included). The files at src/'s top compose the layers and are imported by none of them.
 'use strict';
 
-const ROUTES = 'admin|console-api|console|proxy|webhooks|cli';
+const ROUTES = 'admin|console-api|console|proxy|payments|cli';
 const FEATURES = 'accounts|products';
-const FOUNDATION = 'store|http|catalog|limits|metering|config|observability|cluster|upstreams';
+const FOUNDATION = 'store|http|requests|catalog|limits|metering|config|observability|cluster|upstreams';
 /** The one server module the browser bundles (its values, not only types): the navigation both render. */
 const BROWSER_SHARED = '^src/console/console-nav\\.ts$';
 
@@ -25,7 +25,8 @@ module.exports = {
     },
     {
       name: 'foundation-imports-nothing-above',
-      comment: 'store, http, catalog, limits, metering, config, observability, cluster and upstreams import no feature, shape or route.',
+      comment:
+        'store, http, requests, catalog, limits, metering, config, observability, cluster and upstreams import no feature, shape or route.',
       severity: 'error',
       from: { path: `^src/(${FOUNDATION})/` },
       to: { path: [`^src/(${FEATURES}|api|${ROUTES})/`, '^src/[^/]+\\.ts$'] },

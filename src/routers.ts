@@ -41,16 +41,16 @@ import { completionsEndpoint } from './proxy/endpoints/completions';
 import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
 import { responsesEndpoint } from './proxy/endpoints/responses';
 import { rerankEndpoint, scoreEndpoint } from './proxy/endpoints/rerank';
-import { mountMessages } from './proxy/messages-routes';
-import { storedResponses } from './proxy/stored-responses';
+import { mountMessages } from './proxy/routes/messages-routes';
+import { storedResponses } from './proxy/routes/stored-responses';
 import type { AnyEndpoint } from './proxy/pipeline/endpoint';
 import { meteredRoute } from './proxy/pipeline/metered-route';
-import { modelsApi } from './proxy/models-api';
+import { modelsApi } from './proxy/routes/models-api';
 import type { Pools } from './upstreams/pools';
 import type { TokenCounter } from './metering/prompt-counter';
 import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
 import type { LedgerStatus } from './ledger-archive/ledger-status';
-import { stripeWebhook } from './webhooks/stripe-webhook';
+import { stripeWebhook } from './payments/stripe-webhook';
 
 /** The services the routers share: built once, passed in. */
 export interface MeterDeps {

@@ -1,5 +1,5 @@
 /** What a model supports, enforced before forwarding: a refusal names the param and says what the model accepts. */
-import type { ChatMessage, ChatRequest } from '../http/chat-request';
+import type { ChatMessage, ChatRequest } from '../requests/chat-request';
 import { apiError, type ApiError } from '../http/errors';
 import { SAMPLING_PARAMETERS } from './capabilities-schema';
 import type { Model } from './models';

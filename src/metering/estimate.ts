@@ -2,7 +2,7 @@
  * Token counts made here rather than by the upstream: the prompt estimate behind every reservation, and the usage of
  * responses whose upstream reported none. gpt-tokenizer's o200k_base stands in for the model's own tokenizer.
  */
-import type { ChatMessage, ChatRequest } from '../http/chat-request';
+import type { ChatMessage, ChatRequest } from '../requests/chat-request';
 import { floorOf, replay, textsOf, type PromptMeasure, type Size } from './prompt-measure';
 import { countInPieces } from './token-pieces';
 

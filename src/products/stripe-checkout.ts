@@ -1,7 +1,7 @@
 /**
  * Stripe Checkout (only when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set): the client, and the Checkout
  * Session the console starts for a product, recorded in the commerce store. Stripe's webhook
- * (src/webhooks/stripe-webhook.ts) credits the package once the payment is in, only for a session recorded here and
+ * (src/payments/stripe-webhook.ts) credits the package once the payment is in, only for a session recorded here and
  * only with what its record says.
  */
 import Stripe from 'stripe';

@@ -14,9 +14,9 @@
  *   `file.file_id`): none (no upload path).
  */
 import type { Model } from '../catalog/models';
-import type { ChatRequest } from '../http/chat-request';
+import type { ChatRequest } from '../requests/chat-request';
 import { apiError, type ApiError } from '../http/errors';
-import type { ResponsesRequest } from '../http/responses-request';
+import type { ResponsesRequest } from '../requests/responses-request';
 import type { ResponseOwner, ResponseOwners } from '../store/ports/response-owners';
 
 const notFound = (noun: string, id: string, param: string): ApiError =>

@@ -16,7 +16,7 @@ import { chatBody, MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { keyWithTokens, testRedisUrl } from '../helpers/stores';
 import { jsonReply, startUpstream, streamReply, words, type TestUpstream } from '../helpers/upstream';
-import type { ChatRequest } from '../../src/http/chat-request';
+import type { ChatRequest } from '../../src/requests/chat-request';
 import { promptTokenBound } from '../../src/metering/estimate';
 
 jest.setTimeout(60_000);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
-import type { ChatRequest } from '../../src/http/chat-request';
+import type { ChatRequest } from '../../src/requests/chat-request';
 import { promptTokenBound } from '../../src/metering/estimate';
 import { RedisStore } from '../../src/store/redis/redis-store';
 import { writeModelsFile } from '../helpers/models-file';

@@ -7,7 +7,7 @@
 import Redis, { Cluster } from 'ioredis';
 import request from 'supertest';
 import type { BudgetPeriod } from '../../src/limits/budget';
-import type { ChatRequest } from '../../src/http/chat-request';
+import type { ChatRequest } from '../../src/requests/chat-request';
 import { promptTokenBound } from '../../src/metering/estimate';
 import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';
 import { chatBody, settled, startProxy, type ProxyUnderTest } from '../helpers/proxy';

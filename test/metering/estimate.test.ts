@@ -1,6 +1,6 @@
 /** The prompt estimate: the byte bound never undercounts the tokenizer, and PromptSize counts exactly only on demand. */
 import fc from 'fast-check';
-import type { ChatRequest } from '../../src/http/chat-request';
+import type { ChatRequest } from '../../src/requests/chat-request';
 import { countText, estimatePromptTokens, promptTokenBound, PromptSize } from '../../src/metering/estimate';
 
 const text = fc.oneof(

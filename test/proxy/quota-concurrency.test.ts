@@ -5,7 +5,7 @@
 import request from 'supertest';
 import { makeStore, keyWithTokens, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { startUpstream, streamReply, jsonReply, words, type TestUpstream, type Behaviour } from '../helpers/upstream';
-import type { ChatRequest } from '../../src/http/chat-request';
+import type { ChatRequest } from '../../src/requests/chat-request';
 import { estimatePromptTokens, promptTokenBound } from '../../src/metering/estimate';
 import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/proxy';
 import { RedisStore, redisClientOptions } from '../../src/store/redis/redis-store';

@@ -1,6 +1,6 @@
 /** POST /v1/chat/completions on the metered pipeline: messages in, choices out, `max_tokens`/`max_completion_tokens`. */
 import { unsupported, upstreamMessages } from '../../catalog/capabilities';
-import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../http/chat-request';
+import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../requests/chat-request';
 import { PromptSize } from '../../metering/estimate';
 import { chatIdRefusal } from '../caller-ids';
 import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tools';

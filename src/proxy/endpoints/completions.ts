@@ -4,7 +4,7 @@
  * upstream reports.
  */
 import { unsupportedSampling } from '../../catalog/capabilities';
-import { validateCompletionsRequest, type CompletionsRequest } from '../../http/completions-request';
+import { validateCompletionsRequest, type CompletionsRequest } from '../../requests/completions-request';
 import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
 import { TopLevelScan } from '../model-rewriter';
 import type { Endpoint, TextFields } from '../pipeline/endpoint';

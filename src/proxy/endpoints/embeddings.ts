@@ -3,7 +3,7 @@
  * input weight; the reservation is the inputs' bound. The answer (megabytes of floats) is relayed as it arrives, its
  * `usage` and top-level `model` found on bytes.
  */
-import { validateEmbeddingsRequest, type EmbeddingsRequest } from '../../http/embeddings-request';
+import { validateEmbeddingsRequest, type EmbeddingsRequest } from '../../requests/embeddings-request';
 import { BatchPromptSize, batchItems } from '../../metering/batch-prompt';
 import type { Endpoint } from '../pipeline/endpoint';
 import { promptCompletionUsage } from './openai-usage';

@@ -6,7 +6,7 @@
 import { unsupportedSampling } from '../../catalog/capabilities';
 import { anthropicErrorEvent } from '../../http/anthropic-errors';
 import { apiError } from '../../http/errors';
-import { validateMessagesRequest, type MessagesRequest } from '../../http/messages-request';
+import { validateMessagesRequest, type MessagesRequest } from '../../requests/messages-request';
 import { messagesPrompt } from '../../metering/messages-prompt';
 import { MessageEventScan } from '../message-event-scan';
 import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';

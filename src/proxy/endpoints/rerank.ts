@@ -5,7 +5,7 @@
  * pairs' bound (the query counted with every document, as the model reads it).
  */
 import type { EndpointName } from '../../catalog/endpoints';
-import { validateRerankRequest, validateScoreRequest, type RerankRequest, type ScoreRequest } from '../../http/rerank-request';
+import { validateRerankRequest, validateScoreRequest, type RerankRequest, type ScoreRequest } from '../../requests/rerank-request';
 import { BatchPromptSize } from '../../metering/batch-prompt';
 import type { Validated, Endpoint } from '../pipeline/endpoint';
 import type { Usage } from '../usage';

@@ -1,7 +1,7 @@
 /** What a Responses request's tools, formats and input items ask of a model, and its input as the upstream gets it. */
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
-import type { ResponsesInputItem, ResponsesRequest } from '../../http/responses-request';
+import type { ResponsesInputItem, ResponsesRequest } from '../../requests/responses-request';
 import { hostedToolRefusal } from '../hosted-tools';
 
 const IMAGE_PARTS = new Set(['input_image', 'image_url']);

@@ -8,7 +8,7 @@
 import { unsupportedSampling } from '../../catalog/capabilities';
 import type { Model } from '../../catalog/models';
 import { apiError } from '../../http/errors';
-import { validateResponsesRequest, type ResponsesRequest } from '../../http/responses-request';
+import { validateResponsesRequest, type ResponsesRequest } from '../../requests/responses-request';
 import { ResponsesPromptSize } from '../../metering/responses-prompt';
 import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';

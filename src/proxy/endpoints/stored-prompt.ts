@@ -6,7 +6,7 @@
  */
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
-import type { ResponsesRequest } from '../../http/responses-request';
+import type { ResponsesRequest } from '../../requests/responses-request';
 
 /** The 400 of a stored prompt on a model that does not take them. */
 export function storedPromptRefusal(request: ResponsesRequest, model: Model): ApiError | undefined {

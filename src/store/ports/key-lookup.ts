@@ -1,6 +1,6 @@
 /**
  * The key-lookup port, for the OpenAI routes: bearer auth (src/http/auth.ts) finds a key by its secret's hash, and
- * `/v1/models` (src/proxy/models-api.ts) reads whether it is live and which models it may use.
+ * `/v1/models` (src/proxy/routes/models-api.ts) reads whether it is live and which models it may use.
  */
 import type { KeyRecord, KeyRef } from '../records/key';
 

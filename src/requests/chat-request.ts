@@ -1,7 +1,7 @@
 /** The chat completion request body (spec §2.1, §2.2, §8): validated with zod; unknown fields pass through untouched. */
 import { z } from 'zod';
-import { apiError, type ApiError } from './errors';
-import { invalidRequest } from './zod-errors';
+import { apiError, type ApiError } from '../http/errors';
+import { invalidRequest } from '../http/zod-errors';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 

@@ -5,17 +5,17 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Router, type Request, type Response } from 'express';
-import type { Catalog, Model } from '../catalog/models';
-import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../http/errors';
-import { downstreamResponseHeaders, type UpstreamHeaders } from '../http/http-headers';
-import type { Logger } from '../observability/logger';
-import { callerOf, requestFacts, servedBy } from '../http/request-context';
-import type { ResponseOwners } from '../store/ports/response-owners';
-import { callerResponse, listedItemIds, responseNotFound } from './caller-ids';
-import { rewriteModel } from './model-rewriter';
-import { collect, decoded } from './upstream-body';
-import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
-import type { Pools } from '../upstreams/pools';
+import type { Catalog, Model } from '../../catalog/models';
+import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
+import { downstreamResponseHeaders, type UpstreamHeaders } from '../../http/http-headers';
+import type { Logger } from '../../observability/logger';
+import { callerOf, requestFacts, servedBy } from '../../http/request-context';
+import type { ResponseOwners } from '../../store/ports/response-owners';
+import { callerResponse, listedItemIds, responseNotFound } from '../caller-ids';
+import { rewriteModel } from '../model-rewriter';
+import { collect, decoded } from '../upstream-body';
+import { upstreamErrorFrom, upstreamFailure } from '../upstream-errors';
+import type { Pools } from '../../upstreams/pools';
 
 export interface StoredResponsesOptions {
   catalog: () => Catalog;

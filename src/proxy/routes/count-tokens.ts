@@ -4,19 +4,19 @@
  * tokenizer's; an upstream that answers 404, 405 or 501 does not, and the prompt is counted here instead.
  */
 import type { Request, Response } from 'express';
-import { ENDPOINT_PATHS } from '../catalog/endpoints';
-import type { Catalog, Model } from '../catalog/models';
-import { apiError, sendError } from '../http/errors';
-import type { UpstreamHeaders } from '../http/http-headers';
-import { validateCountTokensRequest, type CountTokensRequest } from '../http/messages-request';
-import { messagesPrompt } from '../metering/messages-prompt';
-import { countPrompt, type TokenCounter } from '../metering/prompt-counter';
-import { requestFacts, servedBy } from '../http/request-context';
-import type { Pools } from '../upstreams/pools';
-import { unserializable } from './pipeline/forward';
-import { uncounted } from './pipeline/plan';
-import { collect, decoded } from './upstream-body';
-import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
+import { ENDPOINT_PATHS } from '../../catalog/endpoints';
+import type { Catalog, Model } from '../../catalog/models';
+import { apiError, sendError } from '../../http/errors';
+import type { UpstreamHeaders } from '../../http/http-headers';
+import { validateCountTokensRequest, type CountTokensRequest } from '../../requests/messages-request';
+import { messagesPrompt } from '../../metering/messages-prompt';
+import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
+import { requestFacts, servedBy } from '../../http/request-context';
+import type { Pools } from '../../upstreams/pools';
+import { unserializable } from '../pipeline/forward';
+import { uncounted } from '../pipeline/plan';
+import { collect, decoded } from '../upstream-body';
+import { upstreamErrorFrom, upstreamFailure } from '../upstream-errors';
 
 export interface CountTokensOptions {
   catalog: () => Catalog;

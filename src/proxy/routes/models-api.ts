@@ -3,10 +3,10 @@
  * capabilities, pricing; a key limited to some models sees those.
  */
 import { Router, type Response } from 'express';
-import { modelListObject, modelObject } from '../api/model';
-import type { Catalog, Model } from '../catalog/models';
-import { apiError, sendError } from '../http/errors';
-import { liveKey } from '../http/request-context';
+import { modelListObject, modelObject } from '../../api/model';
+import type { Catalog, Model } from '../../catalog/models';
+import { apiError, sendError } from '../../http/errors';
+import { liveKey } from '../../http/request-context';
 
 export interface ModelsApiOptions {
   catalog: () => Catalog;

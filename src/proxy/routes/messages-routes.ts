@@ -4,16 +4,16 @@
  * version and beta headers forwarded beside the operator's.
  */
 import type { RequestHandler, Router } from 'express';
-import { ENDPOINT_PATHS } from '../catalog/endpoints';
-import { bearerAuth } from '../http/auth';
-import { answerErrorsAs, apiError, sendError } from '../http/errors';
-import { upstreamHeaders } from '../http/http-headers';
-import { requestApiKey } from '../http/keys';
-import type { Logger } from '../observability/logger';
-import type { KeyLookup } from '../store/ports/key-lookup';
+import { ENDPOINT_PATHS } from '../../catalog/endpoints';
+import { bearerAuth } from '../../http/auth';
+import { answerErrorsAs, apiError, sendError } from '../../http/errors';
+import { upstreamHeaders } from '../../http/http-headers';
+import { requestApiKey } from '../../http/keys';
+import type { Logger } from '../../observability/logger';
+import type { KeyLookup } from '../../store/ports/key-lookup';
 import { countTokens } from './count-tokens';
-import { messagesEndpoint } from './endpoints/messages';
-import { meteredRoute, type MeteredRouteOptions } from './pipeline/metered-route';
+import { messagesEndpoint } from '../endpoints/messages';
+import { meteredRoute, type MeteredRouteOptions } from '../pipeline/metered-route';
 
 export interface MessagesRouteParts {
   /** What runs before authentication on every route: the request log (`metered` or not), deadline, draining. */

@@ -1,8 +1,8 @@
 /** The zod pieces the endpoints' request schemas share: counts, §8's ranges, `stream_options`, a body that is an object. */
 import { z, type ZodType } from 'zod';
-import { apiError } from './errors';
-import { invalidRequest } from './zod-errors';
-import type { ApiError } from './errors';
+import { apiError } from '../http/errors';
+import { invalidRequest } from '../http/zod-errors';
+import type { ApiError } from '../http/errors';
 
 export const positiveInt = z.number({ error: 'must be an integer' }).int('must be an integer').positive('must be at least 1');
 
