@@ -21,6 +21,7 @@ describe('tokenmeter CLI: upstreams', () => {
         retries: 0,
         affinity: null,
         models: [MODEL],
+        fallbacks: { unhealthy: 0, failed: 0, overloaded: 0 },
         servers: [
           {
             url: new URL(f.upstream.url).origin,
