@@ -13,7 +13,7 @@ import { cpuMs } from './proc-stats';
 import { canPin, killAllOnExit, pinSelf, startProcess } from './processes';
 import { spread, type Spread } from './report';
 import { compileServers, redisProcess, serverProcess, TOKENMETER_ENV } from './servers';
-import { embeddingsBody, endpoint, jsonBody, NO_KEY, responsesStreamBody, streamBody } from './workload';
+import { embeddingsBody, endpoint, jsonBody, NO_KEY, messagesStreamBody, responsesStreamBody, streamBody } from './workload';
 
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 12);
 const WINDOW_MS = Number(process.env.COMPARE_WINDOW_MS ?? 1_500);
@@ -24,6 +24,7 @@ const KINDS = {
   stream: { body: streamBody, path: undefined },
   responses: { body: responsesStreamBody, path: '/v1/responses' },
   embeddings: { body: embeddingsBody, path: '/v1/embeddings' },
+  messages: { body: messagesStreamBody, path: '/v1/messages' },
 } as const;
 type Kind = keyof typeof KINDS;
 const kinds = (process.env.COMPARE_KINDS ?? 'JSON,stream').split(',') as Kind[];

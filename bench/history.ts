@@ -18,6 +18,7 @@ export const HISTORY_RATIOS: (keyof Figures)[] = [
   'embeddingsCpuUs',
   'jsonRps',
   'streamRps',
+  'messagesStreamCpuUs',
 ];
 
 /** The latencies kept as what the judged target adds to the passthrough's (ms). */
