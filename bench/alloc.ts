@@ -4,14 +4,19 @@
  * moves with the machine's load, so it is the figure to develop against on a busy machine. Both tokenmeter (Redis)
  * and the bare passthrough are measured, a fixed number of requests each, between two forced full GCs; revisions given
  * as arguments (`npm run bench:alloc -- b9cbe75`) are built (earlier-build.ts) and measured beside them.
+ * `npm run bench:alloc -- --profile [json|stream|responses]` instead samples where today's tokenmeter allocates over the window
+ * (gc-on-signal.ts), writes the profile to bench/results/profiles/ and prints bytes per request by function.
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { closedLoop, type Endpoint } from './load';
 import { killAllOnExit, startProcess, type StartOptions } from './processes';
 import { buildEarlier, earlierProcess } from './earlier-build';
+import { summarizeHeap } from './heap-profile-summary';
 import { compileServers, redisProcess, serverProcess } from './servers';
-import { endpoint, jsonBody, NO_KEY, settings, streamBody } from './workload';
+import { endpoint, jsonBody, NO_KEY, responsesStreamBody, settings, streamBody } from './workload';
 
 const CONNECTIONS = 16;
 const WARMUP_MS = 3_000;
@@ -76,8 +81,42 @@ async function perRequest(t: Traced, e: Endpoint, connections = CONNECTIONS): Pr
   return { kib: (after.bytes - before.bytes) / 1024 / r.completed, gcs: after.gcs - before.gcs, requests: r.completed };
 }
 
+/** Where today's tokenmeter allocates per JSON request (or stream): a sampling heap profile over the measured window. */
+async function profileAllocations(kind: string): Promise<void> {
+  const dir = join(__dirname, 'results', 'profiles');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `alloc-${kind}.heapprofile`);
+  const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
+  const redisPort = await freePort();
+  const redis = await startProcess(redisProcess(redisPort));
+  const env = {
+    UPSTREAM_URL: `http://127.0.0.1:${upstream.ready.port}/v1`,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    BENCH_ALLOC_PROFILE: file,
+  };
+  const t = await startTraced('tokenmeter (Redis)', serverProcess('tokenmeter', 'tokenmeter-server', env, ['--trace-gc-nvp']));
+  try {
+    const loads: Record<string, Endpoint> = {
+      json: endpoint(t.port, t.key, jsonBody),
+      stream: endpoint(t.port, t.key, streamBody),
+      responses: endpoint(t.port, t.key, responsesStreamBody, {}, '/v1/responses'),
+    };
+    if (!loads[kind]) throw new Error(`--profile ${kind}: one of ${Object.keys(loads).join(', ')}`);
+    const r = await perRequest(t, loads[kind]);
+    await sleep(500);
+    log(`${kind}: ${r.kib.toFixed(1)} KiB per request from the GC trace (${r.requests}); wrote ${file}`);
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: Parameters<typeof summarizeHeap>[0] };
+    process.stdout.write(`${summarizeHeap(profile.head, r.requests)}\n`);
+  } finally {
+    t.stop();
+    await upstream.stop();
+    await redis.stop();
+  }
+}
+
 async function main(): Promise<void> {
   compileServers();
+  if (process.argv[2] === '--profile') return profileAllocations(process.argv[3] ?? 'json');
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));

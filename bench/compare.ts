@@ -13,11 +13,24 @@ import { cpuMs } from './proc-stats';
 import { canPin, killAllOnExit, pinSelf, startProcess } from './processes';
 import { spread, type Spread } from './report';
 import { compileServers, redisProcess, serverProcess, TOKENMETER_ENV } from './servers';
-import { endpoint, jsonBody, NO_KEY, streamBody } from './workload';
+import { embeddingsBody, endpoint, jsonBody, NO_KEY, messagesStreamBody, responsesStreamBody, streamBody } from './workload';
 
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 12);
 const WINDOW_MS = Number(process.env.COMPARE_WINDOW_MS ?? 1_500);
 const CONNECTIONS = Number(process.env.COMPARE_CONNECTIONS ?? 16);
+/** The loads measured, in this order (`COMPARE_KINDS=responses,embeddings` for the other endpoints' phases). */
+const KINDS = {
+  JSON: { body: jsonBody, path: undefined },
+  stream: { body: streamBody, path: undefined },
+  responses: { body: responsesStreamBody, path: '/v1/responses' },
+  embeddings: { body: embeddingsBody, path: '/v1/embeddings' },
+  messages: { body: messagesStreamBody, path: '/v1/messages' },
+} as const;
+type Kind = keyof typeof KINDS;
+const kinds = (process.env.COMPARE_KINDS ?? 'JSON,stream').split(',') as Kind[];
+for (const k of kinds) if (!(k in KINDS)) throw new Error(`COMPARE_KINDS: ${k} is not one of ${Object.keys(KINDS).join(', ')}`);
+const request = (t: Running, kind: Kind) => endpoint(t.port, t.key, KINDS[kind].body, {}, KINDS[kind].path);
+
 /** Per process, before the first window: V8 needs about 6 s of load to optimize a lone process's hot path. */
 const WARMUP_MS = 6_000;
 
@@ -123,22 +136,17 @@ async function main(): Promise<void> {
     const script = build ? build.server : (serverProcess('', 'passthrough-server', {}).args.at(-1) as string);
     runs.push(await startTraced(build?.label ?? 'passthrough', script, env));
   }
-  for (const t of runs) {
-    await closedLoop(endpoint(t.port, t.key, jsonBody), CONNECTIONS, (WARMUP_MS * 2) / 3);
-    await closedLoop(endpoint(t.port, t.key, streamBody), CONNECTIONS, WARMUP_MS / 3);
-  }
-  const results: Record<'JSON' | 'stream', Sample[][]> = { JSON: runs.map(() => []), stream: runs.map(() => []) };
+  for (const t of runs) for (const kind of kinds) await closedLoop(request(t, kind), CONNECTIONS, WARMUP_MS / kinds.length);
+  const results = Object.fromEntries(kinds.map((k) => [k, runs.map((): Sample[] => [])])) as Record<Kind, Sample[][]>;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [kind, body] of [
-      ['JSON', jsonBody],
-      ['stream', streamBody],
-    ] as const) {
+    for (const kind of kinds) {
       for (let k = 0; k < runs.length; k++) {
         const i = (k + round) % runs.length;
-        results[kind][i][round] = await window(runs[i], endpoint(runs[i].port, runs[i].key, body));
+        results[kind][i][round] = await window(runs[i], request(runs[i], kind));
       }
     }
-    log(`round ${round + 1} of ${ROUNDS}: JSON ${results.JSON.map((s) => s[round].cpuUs.toFixed(0)).join(' / ')} µs`);
+    const first = results[kinds[0]];
+    log(`round ${round + 1} of ${ROUNDS}: ${kinds[0]} ${first.map((s) => s[round].cpuUs.toFixed(0)).join(' / ')} µs`);
   }
   for (const t of runs) t.child.kill('SIGKILL');
   await upstream.stop();
@@ -146,7 +154,7 @@ async function main(): Promise<void> {
   for (const b of builds) b?.cleanup();
   process.stdout.write(
     `\n${ROUNDS} rounds of ${WINDOW_MS} ms windows at ${CONNECTIONS} connections\n\n` +
-      `${table('JSON', runs, results.JSON)}\n\n${table('stream', runs, results.stream)}\n`,
+      `${kinds.map((k) => table(k, runs, results[k])).join('\n\n')}\n`,
   );
 }
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNodeArgs } from '../test/helpers/processes';
 import type { StartOptions } from './processes';
-import { TOKENMETER_ENV } from './servers';
+import { copyLua, TOKENMETER_ENV } from './servers';
 
 const ROOT = join(__dirname, '..');
 
@@ -48,6 +48,7 @@ export function buildEarlier(revision: string): EarlierBuild {
     execFileSync(process.execPath, [tsc, '-p', join(dir, 'bench/tsconfig.servers.json'), '--outDir', join(dir, 'build')], {
       stdio: 'inherit',
     });
+    copyLua(dir, join(dir, 'build'));
     return { label: revision === hash ? hash : `${revision} (${hash})`, server: join(dir, 'build/bench/tokenmeter-server.js'), cleanup };
   } catch (err) {
     cleanup();
@@ -75,6 +76,7 @@ export function buildWorkingTree(): EarlierBuild {
   process.once('exit', cleanup);
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'bench/tsconfig.servers.json'), '--outDir', dir], { stdio: 'inherit' });
+  copyLua(ROOT, dir);
   // The compiled files resolve their packages from the nearest node_modules up the tree: give them ours.
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return { label: 'working tree', server: join(dir, 'bench/tokenmeter-server.js'), cleanup };

@@ -1,14 +1,34 @@
 /**
  * Imported by the bench's node servers: when started with --expose-gc, SIGUSR2 runs a full GC (before RSS is read).
  * With BENCH_MEMORY_FILE set, it then writes where the memory is (process.memoryUsage(), in bytes) to that file, so
- * the memory probe (bench/rss.ts) can tell the JS heap from what lives outside it.
+ * the memory probe (bench/rss.ts) can tell the JS heap from what lives outside it. With BENCH_ALLOC_PROFILE set, the
+ * first SIGUSR2 starts V8's sampling heap profiler (counting what the scavenger collects too: every allocation, not
+ * only what survives) and the second writes its profile to that file (`npm run bench:alloc -- --profile`).
  */
 import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const file = process.env.BENCH_MEMORY_FILE;
+const profile = process.env.BENCH_ALLOC_PROFILE;
+let session: Session | undefined;
+
+function sampleAllocations(): void {
+  if (session === undefined) {
+    session = new Session();
+    session.connect();
+    const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+    session.post('HeapProfiler.startSampling', options);
+    return;
+  }
+  session.post('HeapProfiler.stopSampling', (err, result) => {
+    if (!err) writeFileSync(profile as string, JSON.stringify(result.profile));
+  });
+}
+
 if (gc)
   process.on('SIGUSR2', () => {
     gc();
     if (file) writeFileSync(file, JSON.stringify(process.memoryUsage()));
+    if (profile) sampleAllocations();
   });

@@ -42,7 +42,7 @@ function packageVersion(dir: string): string {
 }
 
 /** The commit measured, marked dirty when src/ has uncommitted changes. */
-function git(): string {
+export function git(): string {
   const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim();
   if (!head) return 'no git';
   const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim();

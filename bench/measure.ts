@@ -4,7 +4,7 @@ import { closedLoop, holdStreams, openLoop, percentile, type Endpoint, type Samp
 import { cpuMs, machineBusyMs, rssKiB, syscalls } from './proc-stats';
 import { closeWindow, openWindow, type Waits } from './tail';
 import { optionalPhase } from './optional-phase';
-import { embeddingsBody, endpoint, jsonBody, responsesStreamBody, settings, streamBody } from './workload';
+import { embeddingsBody, endpoint, jsonBody, messagesStreamBody, responsesStreamBody, settings, streamBody } from './workload';
 
 export interface Figures {
   jsonRps: number;
@@ -59,6 +59,9 @@ export interface Figures {
   /** Responses API streams (typed events, the model inside each event's response): max streams/s, CPU per stream. */
   responsesStreamRps: number;
   responsesStreamCpuUs: number;
+  /** Anthropic's Messages API, streamed: NaN where the target does not serve it (an earlier build). */
+  messagesStreamRps: number;
+  messagesStreamCpuUs: number;
   /** CPU that processes other than the benchmark's used while this target was measured, in % of one core. */
   othersPct: number;
   /** Requests that got no 200 with a body, over every phase. */
@@ -224,7 +227,14 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     'Responses stream',
     log,
   );
-  failed += embeddings.failed + responses.failed;
+  const messagesStream = await optionalPhase(
+    saturate,
+    pid,
+    endpoint(port, key, messagesStreamBody, { 'anthropic-version': '2023-06-01' }, '/v1/messages'),
+    'Messages stream',
+    log,
+  );
+  failed += embeddings.failed + responses.failed + messagesStream.failed;
   if (failed > 0) log(`WARNING: ${failed} requests failed`);
   // Tick accounting differs a little between /proc/stat and /proc/<pid>/stat: a quiet machine can come out below zero.
   const othersPct = Math.max(0, (100 * (machineBusyMs() - machine0 - (cpuMs(process.pid) - ours0))) / (performance.now() - began));
@@ -267,6 +277,8 @@ export async function measure(target: TargetUnderTest, log: (line: string) => vo
     embeddingsCpuUs: embeddings.cpuUs,
     responsesStreamRps: responses.rps,
     responsesStreamCpuUs: responses.cpuUs,
+    messagesStreamRps: messagesStream.rps,
+    messagesStreamCpuUs: messagesStream.cpuUs,
     othersPct,
     failed,
   };

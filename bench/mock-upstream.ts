@@ -37,7 +37,10 @@ function modelsList(): string {
   const models = (parse(readFileSync(file, 'utf8')) as { models?: { id: string; upstream_model?: string }[] }).models ?? [];
   const ids = [...new Set(models.map((m) => m.upstream_model ?? m.id))];
   const created = Math.floor(Date.now() / 1000);
-  return JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model', created, owned_by: 'vllm', root: id, parent: null })) });
+  return JSON.stringify({
+    object: 'list',
+    data: ids.map((id) => ({ id, object: 'model', created, owned_by: 'vllm', root: id, parent: null })),
+  });
 }
 const MODELS_JSON = modelsList();
 

@@ -97,6 +97,8 @@ const METRICS: Metric[] = [
   { key: 'embeddingsCpuUs', label: 'embeddings CPU per request', unit: 'µs', digits: 0, spread: true },
   { key: 'responsesStreamRps', label: 'Responses stream max streams/s', unit: '/s', digits: 0, spread: true },
   { key: 'responsesStreamCpuUs', label: 'Responses stream CPU per stream', unit: 'µs', digits: 0, spread: true },
+  { key: 'messagesStreamRps', label: 'Messages stream max streams/s', unit: '/s', digits: 0, spread: true },
+  { key: 'messagesStreamCpuUs', label: 'Messages stream CPU per stream', unit: 'µs', digits: 0, spread: true },
   { key: 'jsonSyscalls', label: 'JSON syscalls per request', unit: '', digits: 1 },
   { key: 'streamSyscalls', label: 'stream syscalls per stream', unit: '', digits: 1 },
   { key: 'jsonP50Ms', label: 'JSON latency p50', unit: 'ms', digits: 2 },

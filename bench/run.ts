@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
-import { machine, versions } from './machine';
+import { appendHistory } from './history';
+import { git, machine, versions } from './machine';
 import { buildEarlier, earlierProcess, type EarlierBuild } from './earlier-build';
 import { jsonThroughputSplit, measure, type Figures, type TargetUnderTest, type Window } from './measure';
 import { nginxTarget, nginxVersion } from './nginx';
@@ -352,6 +353,8 @@ async function main(): Promise<void> {
   const name = settings.smoke ? 'smoke' : 'latest';
   const tail = [addedTable(report.targets), waitsTable(report.targets)];
   writeReport(RESULTS, report, name, tail);
+  if (!settings.smoke && appendHistory(join(RESULTS, 'history.csv'), { ...report, commit: git() }))
+    log('appended its medians to bench/results/history.csv');
   process.stdout.write(
     `\n${table(report.targets, report.verdicts)}\n\n${spreadTable(report.targets)}\n\n${tail.join('\n\n')}\n\n${groupTable(report.groups)}\n\n`,
   );

@@ -1,5 +1,6 @@
 /** The benchmark's node server processes: compiled once with tsc, then started as plain `node` on the output. */
 import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startNodeArgs } from '../test/helpers/processes';
 import type { StartOptions } from './processes';
@@ -11,6 +12,16 @@ export function compileServers(): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.servers.json')], {
     stdio: 'inherit',
   });
+  copyLua(ROOT, join(__dirname, '.build/tokenmeter-bench'));
+}
+
+/**
+ * The Redis store's .lua files beside the compiled loader that reads them (tsc copies only TypeScript; the package's
+ * build does the same with scripts/build-lua.js): from a tree whose store has them into its compiled output.
+ */
+export function copyLua(tree: string, out: string): void {
+  const lua = join(tree, 'src/store/redis/lua');
+  if (existsSync(lua)) cpSync(lua, join(out, 'src/store/redis/lua'), { recursive: true });
 }
 
 /**

@@ -41,7 +41,7 @@ function benchEnv(): NodeJS.ProcessEnv {
   const upstream = pool ? '    upstream: bench-pool\n' : '';
   writeFileSync(
     modelsFile,
-    `${upstreams}models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n${upstream}    context_length: 32768\n    max_output_tokens: 4096\n` +
+    `${upstreams}models:\n  - id: ${BENCH_MODEL}\n    upstream_model: ${BENCH_UPSTREAM_MODEL}\n${upstream}    endpoints: [chat, completions, responses, messages]\n    context_length: 32768\n    max_output_tokens: 4096\n` +
       `  - id: ${BENCH_EMBED_MODEL}\n    upstream_model: ${BENCH_EMBED_UPSTREAM_MODEL}\n${upstream}    endpoints: [embeddings]\n    context_length: 8192\n`,
   );
   return { ...process.env, HOST: '127.0.0.1', MODELS_FILE: modelsFile, JOURNAL_FILE: join(dir, 'journal'), SHUTDOWN_GRACE_SECONDS: '2' };

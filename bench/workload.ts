@@ -79,6 +79,9 @@ export const responsesStreamBody = Buffer.from(
   JSON.stringify({ model: BENCH_MODEL, input: messages, max_output_tokens: CHUNKS, stream: true }),
 );
 
+/** The Messages stream phase's request (Anthropic's API): the same turns, 50 output tokens, streamed. */
+export const messagesStreamBody = Buffer.from(JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true }));
+
 /** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
 export const NO_KEY = `sk-${'x'.repeat(43)}`;
 
