@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { limitsSchema } from '../limits/limits';
 import { ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { capabilitiesSchema } from './capabilities-schema';
+import { messagesViaSchema } from './messages-via-schema';
 import { hostedToolsSchema } from './hosted-tools';
 import { storedPromptsSchema } from './stored-prompts';
 import { outputCapFieldsSchema } from './output-caps';
@@ -57,6 +58,8 @@ const modelSchema = z.strictObject({
   drain_seconds: drainSeconds.optional(),
   /** The body fields each endpoint's output allowance is written into. Default: the upstream's, else output-caps.ts's. */
   output_cap_fields: outputCapFieldsSchema.optional(),
+  /** How /v1/messages reaches an upstream that speaks only chat completions (messages-via-schema.ts). Default none. */
+  messages_via: messagesViaSchema.optional(),
   capabilities: capabilitiesSchema.default({ tools: true, json_mode: true, vision: true, developer_role: true }),
   /** Hosted tools the model may be asked for, by type: `{web_search: {per_call_tokens: 2000}}`. Default none. */
   hosted_tools: hostedToolsSchema.optional(),

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { hasLimits, type Limits } from '../limits/limits';
+import type { MessagesVia } from './messages-via-schema';
 import { DEFAULT_ENDPOINTS, NO_OUTPUT, type EndpointName } from './endpoints';
 import { hostedToolsOf, type HostedTools } from './hosted-tools';
 import { storedPromptsOf, type StoredPrompts } from './stored-prompts';
@@ -67,6 +68,8 @@ export interface Model {
   /** The endpoints it serves. */
   endpoints: ReadonlySet<EndpointName>;
   capabilities: Capabilities;
+  /** `chat`: /v1/messages is translated to the upstream's chat completions; undefined: forwarded as it is. */
+  messagesVia: MessagesVia | undefined;
   /** The hosted tools it may be asked for (hosted-tools.ts); empty: function and custom tools only. */
   hostedTools: HostedTools;
   /** Stored prompts it takes (stored-prompts.ts); undefined: `prompt` is refused. */
@@ -135,6 +138,8 @@ function modelOf(
   if (m.upstream !== undefined && !up) throw fail(`model ${m.id}: upstream ${m.upstream} is not in upstreams`);
   const caps = m.capabilities;
   const endpoints = new Set(m.endpoints ?? DEFAULT_ENDPOINTS);
+  // A model reached through chat completions serves the Messages API by translation.
+  if (m.messages_via === 'chat') endpoints.add('messages');
   const embeddingsOnly = servesEmbeddingsOnly(endpoints);
   if (m.pricing && m.pricing.output === undefined && !embeddingsOnly) throw fail(`model ${m.id}: pricing.output is required`);
   const pool =
@@ -170,6 +175,7 @@ function modelOf(
       developerRole: caps.developer_role === 'system' ? 'system' : caps.developer_role ? 'native' : 'refuse',
       sampling: caps.sampling_parameters ? new Set(caps.sampling_parameters) : null,
     },
+    messagesVia: m.messages_via,
     hostedTools,
     storedPrompts,
     pricing: m.pricing && {

@@ -6,7 +6,7 @@ import type { CountTexts } from '../metering/output-count';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { HostedToolPlan } from './hosted-tools';
-import type { AnswerDialect, AnswerIds } from './pipeline/endpoint';
+import type { AnswerDialect, AnswerIds, Translation } from './pipeline/endpoint';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -36,6 +36,8 @@ export interface ExchangeContext {
   hideUsageChunk: boolean;
   /** How the endpoint's answers carry usage. */
   answer: AnswerDialect;
+  /** The upstream speaks another API: its answers are translated before they are relayed (proxy/translate/). */
+  translation?: Translation;
   /** Completion tokens the reservation covers (allowance × choices): more at settlement is an overrun. */
   reservedOutput: number;
   /** The hosted tool calls reserved for, charged per call the answer reports (a line of its own); undefined: none. */

@@ -22,6 +22,7 @@ import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 import { answerCharged, relayParsed, relayScanned, type AnswerOutcome } from './answer-relay';
 import { drainedEstimate } from './upstream-drain';
 import { settlementOf } from './settlement';
+import { translated } from './translate/translated';
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -95,7 +96,7 @@ export class Exchange {
       proxyRes.destroy();
       return;
     }
-    const body = decoded(proxyRes);
+    let body = decoded(proxyRes);
     if (body === undefined) {
       proxyRes.destroy();
       return this.refuse(
@@ -106,7 +107,9 @@ export class Exchange {
     if (status < 200 || status >= 300) return this.relayError(status, body);
     const type = proxyRes.headers['content-type'] ?? '';
     const dialect = this.ctx.answer.stream;
-    if (this.ctx.stream && dialect && type.includes('text/event-stream')) return void this.relayStream(status, proxyRes, body, dialect);
+    const streamed = this.ctx.stream && dialect !== undefined && type.includes('text/event-stream');
+    if (this.ctx.translation) body = translated(body, this.ctx.translation.answer(streamed, this.deps.upstreamResponseLimit));
+    if (streamed) return void this.relayStream(status, proxyRes, body, dialect);
     if (this.ctx.answer.relay === 'scan') return void this.relayScan(status, proxyRes, body);
     void this.relayJson(status, proxyRes, body);
   }

@@ -13,6 +13,7 @@ import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';
 import { anthropicUsage } from './anthropic-usage';
 import { usageObject } from './openai-usage';
 import { capOutput } from './output-cap';
+import { viaChat, viaChatBody, viaChatRefusal, viaChatTranslation } from '../translate/messages-via-chat';
 import { cappedTools, serverToolPlan, serverToolRefusal } from './server-tools';
 
 /** The string values that are output in a Messages stream: text_delta's `text`, thinking_delta's, input_json_delta's. */
@@ -52,7 +53,8 @@ export const messagesEndpoint: Endpoint<MessagesRequest> = {
     if (!model.capabilities.tools && request.tools?.some((t) => t.type === undefined || t.type === 'custom')) {
       return apiError('invalid_request_error', `${model.id} does not support tools (function calling).`, 'tools');
     }
-    return serverToolRefusal(request.tools, model) ?? unsupportedSampling(request, model);
+    const tools = viaChat(model) ? viaChatRefusal(request, model) : serverToolRefusal(request.tools, model);
+    return tools ?? unsupportedSampling(request, model);
   },
   outputCap: (request) => ({ field: 'max_tokens', value: request.max_tokens }),
   choices: () => 1,
@@ -60,7 +62,9 @@ export const messagesEndpoint: Endpoint<MessagesRequest> = {
   hostedTools: (request, model) => serverToolPlan(request.tools, model),
   promptWords: { noun: 'the messages take', field: 'messages' },
   stream: (request) => request.stream === true,
+  translation: (request, model) => (viaChat(model) ? viaChatTranslation(request) : undefined),
   upstreamBody(request, model, allowance) {
+    if (viaChat(model)) return viaChatBody(request, model, allowance);
     const body: Record<string, unknown> = { ...request, model: model.upstreamModel };
     if (request.tools) body.tools = cappedTools(request.tools, model);
     // Thinking is part of max_tokens: a balance that lowered the allowance lowers the budget under it too.

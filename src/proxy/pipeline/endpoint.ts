@@ -2,6 +2,7 @@
  * What an endpoint contributes to the metered pipeline: its request schema, where its model and output cap live, its
  * prompt bound, how usage is found in its answers, and its tokenizer fallback. Everything else is the pipeline's.
  */
+import type { Transform } from 'node:stream';
 import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
@@ -97,7 +98,13 @@ export interface UpstreamBody {
   hideUsage: boolean;
 }
 
-/** An endpoint on the metered pipeline. `R` is its validated request body. */
+/** A request sent upstream as another API (proxy/translate/): its path there, and its answer turned back. */
+export interface Translation {
+  path: string;
+  /** The answer's translator, fed the decoded body; `limit`: the response limit, for one that holds a JSON answer. */
+  answer(stream: boolean, limit: number): Transform;
+}
+
 /**
  * What stored state adds to a prompt: `tokens` the proxy knows are in the window (a previous response's conversation),
  * `bound` the most the upstream can expand beyond what the proxy sees (items given by id, a stored prompt), reserved
@@ -140,6 +147,8 @@ export interface Endpoint<R> {
   stream(request: R): boolean;
   /** The body for the upstream: its model name, the output cap the reservation covers (`allowance`), usage asked for. */
   upstreamBody(request: R, model: Model, allowance: number): UpstreamBody;
+  /** The translation, when this model's upstream speaks another API (`messages_via: chat`); undefined: none. */
+  translation?(request: R, model: Model): Translation | undefined;
   answer: AnswerDialect;
   /**
    * The upstream answered with an id it stores (a response): record whose it is, before the client can name it.

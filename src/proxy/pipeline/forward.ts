@@ -101,7 +101,8 @@ function outgoing<R>(route: Route<R>, req: Request, request: R, at: Reserving): 
     apiKey: at.model.upstreamApiKey,
     requestId: at.requestId,
   });
-  return { out: { method: 'POST', path: route.path, headers, body }, hideUsage };
+  const path = route.endpoint.translation?.(request, at.model)?.path ?? route.path;
+  return { out: { method: 'POST', path, headers, body }, hideUsage };
 }
 
 /** Sends the request to the model's pool, then its fallbacks; from an answer on, the Exchange answers and settles. */
@@ -215,6 +216,7 @@ function exchangeFor<R>(route: Route<R>, res: Response, request: R, at: Reservin
       answer: endpoint.answer,
       echoedChars: echoed?.reduce((n, prompt) => n + prompt.length, 0) ?? 0,
       outputTokens: (answer) => countOutput(exchangeDeps.count, endpoint.answer.outputTexts(answer, echoed)),
+      translation: endpoint.translation?.(request, model),
       reservedOutput: reserved.allowance * planned.choices,
       hostedTools: planned.tools,
       promptTokens: () => settledPrompt(route, planned.prompt, requestId),
