@@ -12,7 +12,11 @@ const FINISH: Record<string, string> = { stop: 'end_turn', length: 'max_tokens',
  * The stop reason of a chat finish reason. vLLM names the stop string matched in the choice's `stop_reason`: when it
  * is one of the request's stop sequences, the answer stopped at it.
  */
-export function stopReason(finish: string, matched: unknown, stopSequences: readonly string[] | undefined): { reason: string; sequence: string | null } {
+export function stopReason(
+  finish: string,
+  matched: unknown,
+  stopSequences: readonly string[] | undefined,
+): { reason: string; sequence: string | null } {
   if (finish === 'stop' && typeof matched === 'string' && stopSequences?.includes(matched)) {
     return { reason: 'stop_sequence', sequence: matched };
   }

@@ -19,7 +19,8 @@ function textOf(content: unknown): string {
 /** An image block as a chat image part: base64 as a data URL, a URL as it is. */
 function imagePart(block: Block): Block | undefined {
   const source = block.source as Block | undefined;
-  if (source?.type === 'base64') return { type: 'image_url', image_url: { url: `data:${String(source.media_type)};base64,${String(source.data)}` } };
+  if (source?.type === 'base64')
+    return { type: 'image_url', image_url: { url: `data:${String(source.media_type)};base64,${String(source.data)}` } };
   if (source?.type === 'url') return { type: 'image_url', image_url: { url: source.url } };
   return undefined;
 }

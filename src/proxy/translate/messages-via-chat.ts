@@ -33,6 +33,7 @@ export function viaChatTranslation(request: MessagesRequest): Translation {
   const stops = request.stop_sequences;
   return {
     path: '/chat/completions',
-    answer: (stream: boolean, limit: number): Transform => (stream ? new ChatToMessagesStream(stops) : new ChatToMessagesJson(stops, limit)),
+    answer: (stream: boolean, limit: number): Transform =>
+      stream ? new ChatToMessagesStream(stops) : new ChatToMessagesJson(stops, limit),
   };
 }
