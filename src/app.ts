@@ -32,6 +32,12 @@ export function createApp(meter: Tokenmeter<ServingStore>, options: AppOptions):
 
   // The OpenAI API first: its completions route is the hot path, and every layer before it is tried on every request.
   app.use('/v1', meter.openai);
+  // vLLM serves rerank and score at the root too (/v2/rerank: the Cohere-style path, the same body and answer):
+  // the same metered routes, under the paths clients of vLLM call.
+  app.all(['/rerank', '/v2/rerank', '/score'], (req, res, next) => {
+    req.url = req.path.endsWith('/score') ? '/score' : '/rerank';
+    meter.openai(req, res, next);
+  });
   app.use((_req, res, next) => {
     if (meter.draining) res.setHeader('connection', 'close');
     next();
