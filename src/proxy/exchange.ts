@@ -22,7 +22,6 @@ import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 import { answerCharged, relayParsed, relayScanned, type AnswerOutcome } from './answer-relay';
 import { drainedEstimate } from './upstream-drain';
 import { settlementOf } from './settlement';
-import { translated } from './translate/translated';
 
 /** Status recorded for a request whose client went away before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -106,10 +105,9 @@ export class Exchange {
     const status = proxyRes.statusCode ?? 502;
     if (status < 200 || status >= 300) return this.relayError(status, body);
     const type = proxyRes.headers['content-type'] ?? '';
-    const dialect = this.ctx.answer.stream;
-    const streamed = this.ctx.stream && dialect !== undefined && type.includes('text/event-stream');
-    if (this.ctx.translation) body = translated(body, this.ctx.translation.answer(streamed, this.deps.upstreamResponseLimit));
-    if (streamed) return void this.relayStream(status, proxyRes, body, dialect);
+    const dialect = this.ctx.stream && type.includes('text/event-stream') ? this.ctx.answer.stream : undefined;
+    if (this.ctx.translation) body = this.ctx.translation.answer(body, dialect !== undefined, this.deps.upstreamResponseLimit);
+    if (dialect) return void this.relayStream(status, proxyRes, body, dialect);
     if (this.ctx.answer.relay === 'scan') return void this.relayScan(status, proxyRes, body);
     void this.relayJson(status, proxyRes, body);
   }

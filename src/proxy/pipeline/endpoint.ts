@@ -2,7 +2,7 @@
  * What an endpoint contributes to the metered pipeline: its request schema, where its model and output cap live, its
  * prompt bound, how usage is found in its answers, and its tokenizer fallback. Everything else is the pipeline's.
  */
-import type { Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
@@ -101,8 +101,8 @@ export interface UpstreamBody {
 /** A request sent upstream as another API (proxy/translate/): its path there, and its answer turned back. */
 export interface Translation {
   path: string;
-  /** The answer's translator, fed the decoded body; `limit`: the response limit, for one that holds a JSON answer. */
-  answer(stream: boolean, limit: number): Transform;
+  /** The decoded answer body read through its translator; `limit`: the response limit, for one that holds a JSON answer. */
+  answer(body: Readable, stream: boolean, limit: number): Readable;
 }
 
 /**

@@ -2,7 +2,7 @@
  * The Messages endpoint's translation for a model with `messages_via: chat`: the request sent to /chat/completions as
  * chat, the answer (JSON or SSE) turned back into Messages before the pipeline relays, meters and settles it.
  */
-import type { Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
 import type { MessagesRequest } from '../../requests/messages-request';
@@ -11,6 +11,7 @@ import type { Translation, UpstreamBody } from '../pipeline/endpoint';
 import { ChatToMessagesJson } from './chat-to-messages';
 import { ChatToMessagesStream } from './chat-to-messages-stream';
 import { messagesToChat } from './messages-to-chat';
+import { translated } from './translated';
 
 export const viaChat = (model: Model) => model.messagesVia === 'chat';
 
@@ -33,7 +34,7 @@ export function viaChatTranslation(request: MessagesRequest): Translation {
   const stops = request.stop_sequences;
   return {
     path: '/chat/completions',
-    answer: (stream: boolean, limit: number): Transform =>
-      stream ? new ChatToMessagesStream(stops) : new ChatToMessagesJson(stops, limit),
+    answer: (body: Readable, stream: boolean, limit: number): Readable =>
+      translated(body, stream ? new ChatToMessagesStream(stops) : new ChatToMessagesJson(stops, limit)),
   };
 }
