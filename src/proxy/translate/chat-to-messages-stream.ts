@@ -3,6 +3,7 @@
  * message_start on the first chunk; content blocks for reasoning (thinking), content (text) and tool calls (tool_use
  * with input_json_delta); message_delta with the stop reason and the chat usage once it comes; message_stop.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { chatUsageAsMessages, stopReason } from './chat-to-messages';
 
@@ -12,7 +13,9 @@ const event = (type: string, data: Record<string, unknown>) => `event: ${type}\n
 
 /** Translates one stream; `stopSequences`: the request's, to tell a stop sequence from a natural end. */
 export class ChatToMessagesStream extends Transform {
-  private partial = '';
+  private readonly decoder = new StringDecoder('utf8');
+  /** The pieces of a line not yet ended. */
+  private pending: string[] = [];
   private started = false;
   /** The open block's index and kind (-1: none open). */
   private index = -1;
@@ -27,19 +30,24 @@ export class ChatToMessagesStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    const text = this.partial + chunk.toString('utf8');
+    // Decoded across chunks (a character split between two stays whole); only the new text is searched for line ends,
+    // the pieces of a long line kept apart until it ends: linear however the upstream splits its writes.
+    const text = this.decoder.write(chunk);
     let from = 0;
     let out = '';
-    for (let nl = text.indexOf('\n', from); nl !== -1; nl = text.indexOf('\n', from)) {
-      out += this.line(text.slice(from, nl).trimEnd());
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
+      const head = text.slice(from, nl);
+      out += this.line((this.pending.length > 0 ? this.pending.join('') + head : head).trimEnd());
+      this.pending = [];
       from = nl + 1;
     }
-    this.partial = text.slice(from);
+    if (from < text.length) this.pending.push(text.slice(from));
     done(null, out.length > 0 ? out : undefined);
   }
 
   override _flush(done: TransformCallback): void {
-    let out = this.partial.length > 0 ? this.line(this.partial.trimEnd()) : '';
+    const rest = this.pending.join('') + this.decoder.end();
+    let out = rest.length > 0 ? this.line(rest.trimEnd()) : '';
     // A stream that ended without its usage chunk: its stop reason still told, its usage left to our count.
     if (this.started && !this.stopped) out += this.stop(undefined);
     done(null, out.length > 0 ? out : undefined);
