@@ -17,9 +17,11 @@ export interface AuthOptions {
   cacheSize?: number;
   /** Where a request's key is read. Default: `Authorization: Bearer` (requestBearerToken). */
   credential?: (req: Request) => string | undefined;
+  /** How the 401 tells a client to pass its key (the headers `credential` reads). Default: `"Authorization: Bearer sk-..."`. */
+  passKeyAs?: string;
 }
 
-const INVALID = apiError('invalid_api_key', 'Incorrect API key provided. Pass a valid key as "Authorization: Bearer sk-...".');
+const BEARER = '"Authorization: Bearer sk-..."';
 
 /** Records the caller (request-context.ts: the key's id and its account), or answers 401 (no, malformed or unknown key) or 503 (store unreachable). */
 export function bearerAuth(options: AuthOptions) {
@@ -27,10 +29,11 @@ export function bearerAuth(options: AuthOptions) {
   const cache = new Map<string, KeyRef>();
   const { store, logger } = options;
   const credential = options.credential ?? requestBearerToken;
+  const invalid = apiError('invalid_api_key', `Incorrect API key provided. Pass a valid key as ${options.passKeyAs ?? BEARER}.`);
 
   return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
     const secret = credential(req);
-    if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, INVALID);
+    if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, invalid);
     const hash = hashKey(secret);
     let ref = cache.get(hash);
     if (ref === undefined) {
@@ -40,7 +43,7 @@ export function bearerAuth(options: AuthOptions) {
         logger.error({ err: (err as Error).message }, 'store unreachable during authentication');
         return sendError(res, STORE_UNAVAILABLE);
       }
-      if (ref === undefined) return sendError(res, INVALID);
+      if (ref === undefined) return sendError(res, invalid);
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
       cache.set(hash, ref);
     }

@@ -11,7 +11,7 @@ import type { UpstreamHeaders } from '../../http/http-headers';
 import { validateCountTokensRequest, type CountTokensRequest } from '../../requests/messages-request';
 import { messagesPrompt } from '../../metering/messages-prompt';
 import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
-import { requestFacts, servedBy } from '../../http/request-context';
+import { liveKey, requestFacts, servedBy } from '../../http/request-context';
 import type { Pools } from '../../upstreams/pools';
 import { unserializable } from '../pipeline/forward';
 import { uncounted } from '../pipeline/plan';
@@ -114,6 +114,10 @@ export function countTokens(options: CountTokensOptions) {
     if (!model)
       return sendError(res, apiError('model_not_found', `The model '${request.model}' does not exist or is not served here.`, 'model'));
     servedBy(res, model.id);
+    // As the reserve step refuses it on /v1/messages (this route reserves nothing): a key limited to other models.
+    const key = liveKey(res);
+    if (key !== null && key.models !== null && !key.models.includes(model.id))
+      return sendError(res, apiError('model_not_allowed', `This API key may not use the model '${model.id}'.`, 'model'));
     if (!model.endpoints.has('messages')) {
       return sendError(res, apiError('invalid_request_error', `The model '${model.id}' does not serve /v1/messages.`, 'model'));
     }

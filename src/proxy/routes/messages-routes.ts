@@ -37,7 +37,8 @@ const anthropicErrors: RequestHandler = (_req, res, next) => {
 
 export function mountMessages(router: Router, parts: MessagesRouteParts): void {
   const { store, logger, route } = parts;
-  const auth = parts.hostAuth ?? bearerAuth({ store, logger, credential: requestApiKey });
+  const passKeyAs = '"x-api-key: sk-..." (or "Authorization: Bearer sk-...")';
+  const auth = parts.hostAuth ?? bearerAuth({ store, logger, credential: requestApiKey, passKeyAs });
   const headers = upstreamHeaders([...parts.forward, 'anthropic-version', 'anthropic-beta']);
   const path = ENDPOINT_PATHS.messages;
   const count = countTokens({ ...route, upstreamHeaders: headers, responseLimit: route.upstreamResponseLimit });
