@@ -7,6 +7,7 @@
  */
 import type { CountTexts } from '../metering/output-count';
 import { addChargeFields, type ShownCharge } from './charge-shown';
+import { MAX_STREAM_LINE_BYTES } from './line-cap';
 import { bytesEqual } from './model-rewriter';
 import type { AnswerIds, LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
@@ -58,6 +59,8 @@ export class SseTap {
   }
   /** Whether `data: [DONE]` has passed. */
   done = false;
+  /** Whether an unfinished line grew past MAX_STREAM_LINE_BYTES: dropped, nothing more passes (the relay breaks off). */
+  overlong = false;
   /** The id the usage line names (a stored response's), once it has passed. */
   answerId: AnswerIds | undefined;
   /** Whether the usage line is held back, waiting for its charge (`unpark`). */
@@ -71,6 +74,7 @@ export class SseTap {
    * each chunk as it came copied a megabyte line over and over: 120 MB for a 3.9 MB echoed prompt.)
    */
   private heldMore: Buffer[] = [];
+  private heldBytes = 0; // of held and heldMore
   /** The parked usage line (model id in place, without its newline) and every byte that came after it. */
   private parkedLine: Buffer | undefined;
   private afterParked: Buffer[] = [];
@@ -94,6 +98,7 @@ export class SseTap {
    * changing, that is the chunk itself (or a slice of it), not a copy.
    */
   push(chunk: Buffer): Buffer {
+    if (this.overlong) return EMPTY;
     if (this.parkedLine !== undefined) {
       this.afterParked.push(chunk);
       return EMPTY;
@@ -102,18 +107,26 @@ export class SseTap {
     if (last === -1) {
       if (this.held === undefined) this.held = chunk;
       else this.heldMore.push(chunk);
+      this.heldBytes += chunk.length;
+      if (this.heldBytes > MAX_STREAM_LINE_BYTES) {
+        this.overlong = true;
+        this.takeHeld(false);
+      }
       return EMPTY;
     }
     const data = this.held === undefined ? chunk : Buffer.concat([this.takeHeld() as Buffer, chunk]);
     const end = data.length - chunk.length + last + 1;
     this.held = end === data.length ? undefined : data.subarray(end);
+    this.heldBytes = data.length - end;
     return this.lines(data, end);
   }
 
-  /** The unfinished line held so far, in one Buffer; nothing is held after. */
-  private takeHeld(): Buffer | undefined {
+  /** The unfinished line held so far, in one Buffer (`join` false: dropped); nothing is held after. */
+  private takeHeld(join = true): Buffer | undefined {
     const held = this.held;
     this.held = undefined;
+    this.heldBytes = 0;
+    if (!join) this.heldMore = [];
     if (held === undefined || this.heldMore.length === 0) return held;
     const whole = Buffer.concat([held, ...this.heldMore]);
     this.heldMore = [];

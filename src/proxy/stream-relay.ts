@@ -10,6 +10,7 @@ import { downstreamResponseHeaders } from '../http/http-headers';
 import type { ShownCharge } from './charge-shown';
 import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
 import type { CountTexts } from '../metering/output-count';
+import { lineTooLong } from './line-cap';
 import { SseTap, type Usage } from './sse-tap';
 import { UpstreamDrain, type DrainOutcome } from './upstream-drain';
 
@@ -85,6 +86,8 @@ export class StreamRelay {
     body.on('data', (chunk: Buffer) => {
       if (this.drain) return this.drained(chunk, this.drain);
       const out = tap.push(chunk);
+      // An endless line: broken off (the body's error ends the stream as a reset would), never buffered whole.
+      if (tap.overlong) return void body.destroy(lineTooLong());
       this.tellAnswer();
       if (this.firstEventAt === undefined && out.length > 0) {
         this.firstEventAt = performance.now();
@@ -163,6 +166,7 @@ export class StreamRelay {
     if (drain.finished) return;
     const tap = this.tap;
     tap.push(chunk);
+    if (tap.overlong) return drain.finish('broken');
     // A stored answer's owner is recorded as when the client stays: it may continue from it.
     this.tellAnswer();
     if (tap.wholeUsage) drain.finish('usage');

@@ -5,6 +5,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
+import { lineTooLong, MAX_STREAM_LINE_BYTES } from '../line-cap';
 import { chatUsageAsMessages, stopReason } from './chat-to-messages';
 
 type Chunk = Record<string, unknown>;
@@ -14,8 +15,9 @@ const event = (type: string, data: Record<string, unknown>) => `event: ${type}\n
 /** Translates one stream; `stopSequences`: the request's, to tell a stop sequence from a natural end. */
 export class ChatToMessagesStream extends Transform {
   private readonly decoder = new StringDecoder('utf8');
-  /** The pieces of a line not yet ended. */
+  /** The pieces of a line not yet ended, and their bytes (at most MAX_STREAM_LINE_BYTES: past it the stream fails). */
   private pending: string[] = [];
+  private pendingBytes = 0;
   private started = false;
   /** The open block's index and kind (-1: none open). */
   private index = -1;
@@ -24,6 +26,7 @@ export class ChatToMessagesStream extends Transform {
   private toolIndex = -1;
   private finish: { reason: string; sequence: string | null } | undefined;
   private stopped = false;
+  private failed = false;
 
   constructor(private readonly stopSequences: readonly string[] | undefined) {
     super();
@@ -39,9 +42,20 @@ export class ChatToMessagesStream extends Transform {
       const head = text.slice(from, nl);
       out += this.line((this.pending.length > 0 ? this.pending.join('') + head : head).trimEnd());
       this.pending = [];
+      this.pendingBytes = 0;
       from = nl + 1;
     }
-    if (from < text.length) this.pending.push(text.slice(from));
+    if (from < text.length) {
+      const rest = from === 0 ? text : text.slice(from);
+      this.pending.push(rest);
+      this.pendingBytes += from === 0 ? chunk.length : Buffer.byteLength(rest);
+      if (this.pendingBytes > MAX_STREAM_LINE_BYTES) {
+        this.pending = [];
+        // What was translated before the line still goes out; the failure ends the stream after it.
+        if (out.length > 0) this.push(out);
+        return done(lineTooLong());
+      }
+    }
     done(null, out.length > 0 ? out : undefined);
   }
 
@@ -63,7 +77,11 @@ export class ChatToMessagesStream extends Transform {
     } catch {
       return '';
     }
+    if (this.failed) return '';
     if (typeof chunk.error === 'object' && chunk.error !== null) {
+      // The upstream's error ends the Messages stream: nothing after it (no message_delta, no message_stop) is told.
+      this.failed = true;
+      this.stopped = true;
       const message = String((chunk.error as Chunk).message ?? 'The upstream stream failed.');
       return event('error', { error: { type: 'api_error', message } });
     }
