@@ -161,7 +161,9 @@ export class ChatToMessagesStream extends Transform {
     this.stopped = true;
     const finish = this.finish ?? { reason: 'end_turn', sequence: null };
     const data: Chunk = { delta: { stop_reason: finish.reason, stop_sequence: finish.sequence } };
-    if (usage) data.usage = chatUsageAsMessages(usage);
+    // Always a usage object (the SDKs read message_delta's); empty when the upstream sent none: no output_tokens, so
+    // the tap finds no whole usage and the stream is charged our count of it, never a made-up 0.
+    data.usage = usage ? chatUsageAsMessages(usage) : {};
     return this.close() + event('message_delta', data) + event('message_stop', {});
   }
 }
