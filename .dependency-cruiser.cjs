@@ -11,8 +11,8 @@
 const ROUTES = 'admin|console-api|console|proxy|payments|cli';
 const FEATURES = 'accounts|products';
 const FOUNDATION = 'store|http|requests|catalog|limits|metering|config|observability|cluster|upstreams';
-/** The one server module the browser bundles (its values, not only types): the navigation both render. */
-const BROWSER_SHARED = '^src/console/console-nav\\.ts$';
+/** The server modules the browser bundles (their values, not only types): the navigation and the endpoint snippets both render. */
+const BROWSER_SHARED = '^src/console/(console-nav|endpoint-snippets)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -68,7 +68,7 @@ module.exports = {
     },
     {
       name: 'console-takes-shapes-only',
-      comment: 'The browser console imports nothing of the server but the shapes in src/api (and the shared navigation).',
+      comment: 'The browser console imports nothing of the server but the shapes in src/api (and the shared navigation and snippets).',
       severity: 'error',
       from: { path: '^web/' },
       to: { path: '^src/', pathNot: ['^src/api/', BROWSER_SHARED] },

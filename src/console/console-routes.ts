@@ -36,7 +36,9 @@ export function consoleRoutes(options: ConsoleOptions): Router {
     // Private once it names the account; no-cache either way, so a new catalog shows at once.
     res.setHeader('cache-control', viewer ? 'private, no-cache' : 'no-cache');
     res.setHeader('vary', 'cookie');
-    res.type('html').send(modelPage(options.catalog().list().map(modelObject), viewer));
+    // The snippets name the address the page was reached at, as the Connect card names the browser's.
+    const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    res.type('html').send(modelPage(options.catalog().list().map(modelObject), viewer, origin));
   });
 
   if (options.webDir !== undefined) {

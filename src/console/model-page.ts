@@ -3,6 +3,7 @@ import { ENDPOINT_PATHS, type EndpointName } from '../catalog/endpoints';
 import { SAMPLING_PARAMETERS } from '../catalog/capabilities-schema';
 import type { ModelObject } from '../api/model';
 import { html, type Html } from './html';
+import { snippetsAnchor, snippetsSection } from './model-snippets';
 import { topbar, type Viewer } from './server-nav';
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -63,11 +64,12 @@ function drawn(w: ModelObject['quota_weight']): Html {
     <span class="muted">per token</span>`;
 }
 
-/** The endpoints a model serves, by path. */
-function endpointList(endpoints: readonly EndpointName[]): Html {
+/** The endpoints a model serves, by path, and a link to their snippets (when the page shows them). */
+function endpointList(endpoints: readonly EndpointName[], snippets: string | undefined): Html {
   return html`<ul class="plain">
-    ${endpoints.map((e) => html`<li><code>/v1${ENDPOINT_PATHS[e]}</code></li>`)}
-  </ul>`;
+      ${endpoints.map((e) => html`<li><code>/v1${ENDPOINT_PATHS[e]}</code></li>`)}
+    </ul>
+    ${snippets === undefined ? '' : html`<a href="#${snippets}">Snippets</a>`}`;
 }
 
 /** The hosted tools a model allows, each with what a call costs; "None" for function and custom tools only. */
@@ -96,7 +98,7 @@ function embeddingsCell(m: ModelObject): Html {
   </dl>`;
 }
 
-function modelRow(m: ModelObject): Html {
+function modelRow(m: ModelObject, snippets: string | undefined): Html {
   const c = m.capabilities;
   return html`<tr>
     <th scope="row" data-label="Model"><code>${m.id}</code><br /><span class="muted">by ${m.owned_by}</span></th>
@@ -104,7 +106,7 @@ function modelRow(m: ModelObject): Html {
     <td data-label="Most output">
       ${m.max_output_tokens === undefined ? html`<span class="muted">no output</span>` : `${count(m.max_output_tokens)} tokens`}
     </td>
-    <td data-label="Endpoints">${endpointList(m.endpoints)}</td>
+    <td data-label="Endpoints">${endpointList(m.endpoints, snippets)}</td>
     <td data-label="Capabilities">${c ? capabilityList(c, m.hosted_tools) : embeddingsCell(m)}</td>
     <td data-label="Draws from a package">${drawn(m.quota_weight)}</td>
     <td data-label="Pricing">${price(m.pricing)}</td>
@@ -141,10 +143,10 @@ function capabilityList(c: NonNullable<ModelObject['capabilities']>, tools: Mode
 }
 
 /**
- * The whole page, with the console's navigation for a signed-in `viewer`; every string from the models file goes
- * through `html`'s escaping.
+ * The whole page, with the console's navigation for a signed-in `viewer` and, given the `origin` it was reached at,
+ * each model's snippets; every string from the models file goes through `html`'s escaping.
  */
-export function modelPage(models: readonly ModelObject[], viewer?: Viewer): string {
+export function modelPage(models: readonly ModelObject[], viewer?: Viewer, origin?: string): string {
   const body =
     models.length === 0
       ? html`<p class="empty">No models are served right now.</p>`
@@ -166,7 +168,7 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
               </tr>
             </thead>
             <tbody>
-              ${models.map(modelRow)}
+              ${models.map((m, i) => modelRow(m, origin === undefined ? undefined : snippetsAnchor(i)))}
             </tbody>
           </table>
         </div>`;
@@ -185,10 +187,10 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer): stri
           <h1>Models</h1>
           <p>
             Every model this service serves, as <code>GET /v1/models</code> lists it. Send its id as <code>model</code> to the endpoints it
-            lists: <code>POST /v1/chat/completions</code>, <code>/v1/completions</code>, <code>/v1/embeddings</code> or
-            <code>/v1/responses</code>. A token package pays for every model: what one token draws from it differs by model.
+            lists (OpenAI's chat, completions, responses and embeddings, Anthropic's messages, rerank and score); each model's snippets
+            below show a first request to each. A token package pays for every model: what one token draws from it differs by model.
           </p>
-          ${body}
+          ${body} ${origin === undefined ? '' : snippetsSection(origin, models)}
         </main>
       </body>
     </html>`.value;
