@@ -1,4 +1,5 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
+import { eventually } from './eventually';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -143,4 +144,18 @@ export async function settled(proxy: ProxyUnderTest): Promise<void> {
 
 export function chatBody(over: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }], ...over };
+}
+
+/** Waits until the proxy's server holds no client connection: a client's hang-up has reached it. */
+export async function hangUpSeen(proxy: ProxyUnderTest): Promise<void> {
+  await eventually(
+    async () => {
+      const open = await new Promise<number>((resolve, reject) =>
+        proxy.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+      );
+      if (open > 0) throw new Error(`${open} client connection(s) still open`);
+    },
+    10_000,
+    'the proxy to see the client hang up',
+  );
 }

@@ -6,7 +6,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import request from 'supertest';
 import { proxyFixture } from '../helpers/fixture';
-import { settled } from '../helpers/proxy';
+import { eventually } from '../helpers/eventually';
+import { hangUpSeen, settled } from '../helpers/proxy';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { anthropicErrorReply, messagesReply, TEXT, type Block } from '../helpers/anthropic-upstream';
 
@@ -172,9 +173,9 @@ describe.each(storeKinds)('the Messages API through the Anthropic SDK (%s store)
     await new Promise<void>((resolve) => stream.on('text', () => resolve()));
     stream.abort();
     expect(await ended).toBeInstanceOf(Anthropic.APIUserAbortError);
-    await new Promise((r) => setTimeout(r, 50));
+    await hangUpSeen(t.proxy);
     release();
-    for (let i = 0; i < 100 && !(await ledger(key.id)); i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => expect(await ledger(key.id)).toBeTruthy(), 5_000, 'the drained stream to be settled');
     await settled(t.proxy);
     expect(t.upstream.calls[0].aborted).toBe(false);
     expect(await ledger(key.id)).toMatchObject({ status: 499, completionTokens: 4, chargedTokens: priced(4), estimated: false });

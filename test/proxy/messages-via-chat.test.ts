@@ -14,7 +14,8 @@ import {
   reasoningReply,
 } from '../helpers/reasoning-upstream';
 import { proxyFixture } from '../helpers/fixture';
-import { settled } from '../helpers/proxy';
+import { eventually } from '../helpers/eventually';
+import { hangUpSeen, settled } from '../helpers/proxy';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 
 const MODEL = 'acme/chat-only';
@@ -258,9 +259,9 @@ describe.each(storeKinds)('the Messages API through a chat-only upstream (%s sto
     await new Promise<void>((resolve) => stream.on('streamEvent', (e) => e.type === 'message_start' && resolve()));
     stream.abort();
     expect(await ended).toBeInstanceOf(Anthropic.APIUserAbortError);
-    await new Promise((r) => setTimeout(r, 50));
+    await hangUpSeen(t.proxy);
     release();
-    for (let i = 0; i < 100 && !(await ledger(key.id)); i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => expect(await ledger(key.id)).toBeTruthy(), 5_000, 'the drained stream to be settled');
     await settled(t.proxy);
     expect(t.upstream.calls[0].aborted).toBe(false);
     expect(await ledger(key.id)).toMatchObject({
