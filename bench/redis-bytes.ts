@@ -1,6 +1,6 @@
 /**
  * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
- * (UUID request ids, as the proxy makes; one account and key), divided by N, and MEMORY USAGE per key family. Run:
+ * (request ids as the proxy makes them: UUIDv7 where the measured tree has newRequestId, else UUIDv4; one account and key), divided by N, and MEMORY USAGE per key family. Run:
  * `npx tsx bench/redis-bytes.ts [N]`. REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
  * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
  * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
@@ -21,6 +21,9 @@ const tree = process.env.REDIS_BYTES_TREE ?? join(__dirname, '..');
 async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { RedisStore } = require(join(tree, 'src/store/redis/redis-store')) as typeof import('../src/store/redis/redis-store');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ids = require(join(tree, 'src/store/ids')) as Partial<typeof import('../src/store/ids')>;
+  const requestId = ids.newRequestId ?? randomUUID;
   const server = await startRedisServer();
   const redis = new Redis(server.url);
   const store = new RedisStore(new Redis(server.url), { prefix: 'tm:' });
@@ -41,14 +44,14 @@ async function main(): Promise<void> {
     // Each request reserved and then settled, as the proxy does (SETTLE_ONLY=1: settled without a reservation, as a
     // retry or a journal replay is).
     const settle = async () => {
-      const requestId = randomUUID();
+      const id = requestId();
       const model = 'meta-llama/Llama-3.1-8B-Instruct';
       if (process.env.SETTLE_ONLY !== '1')
-        await store.reserve({ accountId, keyId: key.key.id, requestId, model, fixed: 1234, unit: 1, allowance: 512, leaseMs: 60_000 });
+        await store.reserve({ accountId, keyId: key.key.id, requestId: id, model, fixed: 1234, unit: 1, allowance: 512, leaseMs: 60_000 });
       return store.settle({
         accountId,
         keyId: key.key.id,
-        requestId,
+        requestId: id,
         model,
         endpoint: 'chat',
         promptTokens: 1234,

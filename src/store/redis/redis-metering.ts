@@ -4,7 +4,7 @@
  */
 import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
-import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
+import { SETTLE_CLOCK_SKEW_SECONDS, SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { compactUuid } from '../ids';
@@ -117,6 +117,7 @@ export class RedisMetering implements MeteringStore {
       key_id: s.keyId ?? '',
       rid: compactUuid(s.requestId),
       ttl: SETTLE_DEDUP_SECONDS,
+      skew: SETTLE_CLOCK_SKEW_SECONDS,
       window_ms: this.shared.windowMs,
       starts: startsOf(now),
       rollup_days: ROLLUP_DAYS,
