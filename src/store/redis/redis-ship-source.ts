@@ -54,8 +54,14 @@ export class RedisShipSource implements ShipSource {
     return (await this.redis.hget(this.a(accountId, 'sc'), 'c')) ?? '0-0';
   }
 
+  /**
+   * Records after `after` that the daily rollups already hold (up to the rollup cursor `rc`, when the account has one):
+   * shipped after the follower, so trimming behind the shipped cursor never waits on it.
+   */
   async read(accountId: string, after: string, count: number): Promise<UsageRecord[]> {
-    const entries = await this.redis.xrange(this.a(accountId, 'u'), `(${after}`, '+', 'COUNT', count);
+    const rolled = await this.redis.hget(this.a(accountId, 'a'), 'rc');
+    if (rolled !== null && compareCursor(rolled, after) <= 0) return [];
+    const entries = await this.redis.xrange(this.a(accountId, 'u'), `(${after}`, rolled ?? '+', 'COUNT', count);
     return entries.map(([cursor, fields]) => parseUsageEntry(accountId, cursor, fields));
   }
 
