@@ -1,6 +1,6 @@
 /**
  * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
- * (UUID request ids, as the proxy makes; one account and key), divided by N, and MEMORY USAGE per key family. Run:
+ * (request ids as the proxy makes them: UUIDv7 where the measured tree has newRequestId, else UUIDv4; one account and key), divided by N, and MEMORY USAGE per key family. Run:
  * `npx tsx bench/redis-bytes.ts [N]`. REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
  * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
  * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
@@ -21,6 +21,9 @@ const tree = process.env.REDIS_BYTES_TREE ?? join(__dirname, '..');
 async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { RedisStore } = require(join(tree, 'src/store/redis/redis-store')) as typeof import('../src/store/redis/redis-store');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ids = require(join(tree, 'src/store/ids')) as Partial<typeof import('../src/store/ids')>;
+  const requestId = ids.newRequestId ?? randomUUID;
   const server = await startRedisServer();
   const redis = new Redis(server.url);
   const store = new RedisStore(new Redis(server.url), { prefix: 'tm:' });
@@ -41,14 +44,14 @@ async function main(): Promise<void> {
     // Each request reserved and then settled, as the proxy does (SETTLE_ONLY=1: settled without a reservation, as a
     // retry or a journal replay is).
     const settle = async () => {
-      const requestId = randomUUID();
+      const id = requestId();
       const model = 'meta-llama/Llama-3.1-8B-Instruct';
       if (process.env.SETTLE_ONLY !== '1')
-        await store.reserve({ accountId, keyId: key.key.id, requestId, model, fixed: 1234, unit: 1, allowance: 512, leaseMs: 60_000 });
+        await store.reserve({ accountId, keyId: key.key.id, requestId: id, model, fixed: 1234, unit: 1, allowance: 512, leaseMs: 60_000 });
       return store.settle({
         accountId,
         keyId: key.key.id,
-        requestId,
+        requestId: id,
         model,
         endpoint: 'chat',
         promptTokens: 1234,
@@ -62,7 +65,9 @@ async function main(): Promise<void> {
     await settle(); // every key family exists before the first reading
     await redis.config('RESETSTAT');
     const before = await usedMemory(redis);
+    const cpuBefore = await mainThreadCpu(redis);
     for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, settle));
+    const cpu = (await mainThreadCpu(redis)) - cpuBefore;
     if (process.env.REDIS_BYTES_ARCHIVE === '1') await shipAll(redis);
     const after = await usedMemory(redis);
     const families = new Map<string, number>();
@@ -85,6 +90,8 @@ async function main(): Promise<void> {
       process.stdout.write(
         `scripts in Redis: ${(Number(stats[2]) / N).toFixed(1)} µs per request (${(Number(stats[1]) / N).toFixed(2)} EVALSHA per request: RESERVE and SETTLE, or SETTLE alone)\n`,
       );
+    // CPU time, unlike the scripts' wall time above, does not grow when the machine is loaded and Redis waits for a core.
+    process.stdout.write(`Redis main thread CPU: ${((cpu * 1e6) / N).toFixed(1)} µs per request (commands, scripts, and the I/O of every reply)\n`);
     for (const [family, bytes] of [...families].sort((a, b) => b[1] - a[1]))
       process.stdout.write(`  ${family.padEnd(12)} ${(bytes / N).toFixed(1)} B/request (MEMORY USAGE)\n`);
   } finally {
@@ -115,6 +122,13 @@ async function shipAll(redis: Redis): Promise<void> {
     await archive.close();
     await pg.destroy();
   }
+}
+
+/** The main thread's CPU seconds (user + system) so far, from INFO cpu. */
+async function mainThreadCpu(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const get = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return get('used_cpu_user_main_thread') + get('used_cpu_sys_main_thread');
 }
 
 async function usedMemory(redis: Redis): Promise<number> {

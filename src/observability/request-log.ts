@@ -3,7 +3,7 @@
  * structured log line when the response closes, and the request metrics. Never the key, never the text unless
  * LOG_PAYLOADS is on.
  */
-import { randomUUID } from 'node:crypto';
+import { newRequestId } from '../store/ids';
 import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from '../http/errors';
 import { beginRequest, requestFacts } from '../http/request-context';
@@ -37,7 +37,7 @@ export function requestLog(options: RequestLogOptions) {
   const { logger, metrics } = options;
   return function logRequest(req: Request, res: Response, next: NextFunction): void {
     const started = performance.now();
-    const requestId = randomUUID();
+    const requestId = newRequestId();
     const given = req.headers['x-request-id'];
     const clientRequestId = typeof given === 'string' && CLIENT_ID.test(given) ? given : undefined;
     beginRequest(res, { requestId, clientRequestId, endpoint: options.endpoint });

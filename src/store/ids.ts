@@ -1,5 +1,5 @@
 /** Identifiers, ledger cursors and account search, shared by both stores. */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 let lastMs = 0;
 let seq = 0;
@@ -31,6 +31,16 @@ export function newId(kind: 'acc' | 'key' | 'pkg' | 'prod' | 'rc' | 'evt' | 'we'
   seq = now === lastMs ? seq + 1 : 0;
   lastMs = now;
   return `${kind}_${now.toString(36)}${seq.toString(36).padStart(3, '0')}${randomHex6()}`;
+}
+
+/**
+ * A request id: a UUIDv7 (RFC 9562), its first 48 bits the time in ms, the rest random, as Node's randomUUID draws it.
+ * The store reads the time back to look for a settled marker only in the hours since the request was made.
+ */
+export function newRequestId(nowMs = Date.now()): string {
+  const random = randomUUID();
+  const ms = nowMs.toString(16).padStart(12, '0');
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${random.slice(15)}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

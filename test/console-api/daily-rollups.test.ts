@@ -50,6 +50,12 @@ describe('the daily chart of an account with many records', () => {
       );
     const browser = new Browser(t.proxy.url);
     await browser.login('many@example.com');
+    // The rollup follower adds the records about a second after they settle; watched only once it has, so what is
+    // seen is the chart's reads alone.
+    await eventually(async () => {
+      const rows = (await browser.call('get', '/console/api/usage/daily?days=1')).body.data as { requests: number }[];
+      expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(RECORDS);
+    }, 10_000, 'the rollup follower to add every record');
     let chart: any;
     const holderCalls = await commandsOn(holder.id, async () => (chart = await browser.call('get', '/console/api/usage/daily?days=30')));
     const date = new Date().toISOString().slice(0, 10);

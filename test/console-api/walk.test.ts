@@ -5,6 +5,7 @@
 import OpenAI from 'openai';
 import { settled, MODEL } from '../helpers/proxy';
 import { admin, Browser, startConsole, type ConsoleFixture } from '../helpers/console';
+import { eventually } from '../helpers/eventually';
 
 describe('the self-service walk', () => {
   let c: ConsoleFixture;
@@ -84,10 +85,14 @@ describe('the self-service walk', () => {
       usage.body.data.slice(0, 2).map((u: { request_id: string }) => u.request_id),
     );
 
-    const daily = await browser.call('get', '/console/api/usage/daily?days=30');
-    expect(daily.status).toBe(200);
+    // The chart's rollups follow the ledger within about a second.
     const today = new Date().toISOString().slice(0, 10);
-    expect(daily.body.data).toEqual([expect.objectContaining({ date: today, model: MODEL, requests: 3, charged_tokens: charged })]);
+    const daily = await eventually(async () => {
+      const got = await browser.call('get', '/console/api/usage/daily?days=30');
+      expect(got.status).toBe(200);
+      expect(got.body.data).toEqual([expect.objectContaining({ date: today, model: MODEL, requests: 3, charged_tokens: charged })]);
+      return got;
+    }, 5_000, 'the chart to hold the three requests');
     const prompt = usage.body.data.reduce((n: number, u: { prompt_tokens: number }) => n + u.prompt_tokens, 0);
     expect(daily.body.data[0].prompt_tokens).toBe(prompt);
 

@@ -16,6 +16,7 @@ import { Metrics } from '../../src/observability/metrics';
 import type { ShipSource } from '../../src/store/ports/ship-source';
 import { RedisShipSource } from '../../src/store/redis/redis-ship-source';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server';
+import { RedisStore } from '../../src/store/redis/redis-store';
 import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores';
 import { settlement } from '../store/contract-fixtures';
 
@@ -63,8 +64,11 @@ describe('the ledger shipper', () => {
     const k = await keyWithTokens(s.store, 10_000_000);
     for (let i = 0; i < n; i += 100)
       await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => s.store.settle(settlement(k, randomUUID(), 15 + (i % 7)))));
+    await rolled(k.accountId);
     return k;
   }
+  /** The rollup follower's pass over the account, which the shipper ships behind (as a second in production). */
+  const rolled = (accountId: string) => (s.store as RedisStore).rollups.follow(accountId);
 
   it('ships every record exactly once, summing to the balance drop, and trims Redis to the hot window (0 h: all shipped)', async () => {
     const a = await settled(3_000);
@@ -81,6 +85,7 @@ describe('the ledger shipper', () => {
     expect((await metrics.ledgerBacklog.get()).values[0].value).toBe(0);
     // New records after the pass: the next pass ships those alone.
     await s.store.settle(settlement(a, 'late', 20));
+    await rolled(a.accountId);
     await one.pass();
     expect(await stored()).toHaveLength(4_201);
   });
@@ -131,6 +136,7 @@ describe('the ledger shipper', () => {
     await first.pass();
     await first.stop();
     await s.store.settle(settlement(a, 'after-the-stop', 20));
+    await rolled(a.accountId);
     await shipper().pass();
     expect(await stored()).toHaveLength(11);
   });
@@ -146,6 +152,7 @@ describe('the ledger shipper', () => {
       expect((await metrics.ledgerBacklog.get()).values[0].value).toBe(400);
       expect((await metrics.ledgerOldestUnshipped.get()).values[0].value).toBeGreaterThanOrEqual(0);
       expect(await s.store.settle(settlement(a, 'while-down', 20))).toMatchObject({ kind: 'settled' });
+      await rolled(a.accountId);
     } finally {
       await pg.start();
     }
@@ -183,6 +190,7 @@ describe('the ledger shipper', () => {
     await shipper({ hotHours: 48, batch: 100 }).pass(); // all shipped, all still in Redis' hot window
     const more = [];
     for (let i = 0; i < 50; i++) more.push((await s.store.settle(settlement(a, `unshipped-${i}`, 15))).kind);
+    await rolled(a.accountId);
     const usage = archivedUsage(s.store, source(), archive);
     const everything = (await s.store.usage({ accountId: a.accountId, limit: 1000 })).map((r) => r.cursor);
     expect(everything).toHaveLength(300);

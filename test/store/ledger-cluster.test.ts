@@ -1,6 +1,6 @@
 /**
- * On Redis Cluster (three masters, accounts spread over the slots): the settle step's hour-bucket markers and daily
- * rollups, the rollups' pipelined read, and the shipper's Redis side (pending, lease, cursor and trim, backlog) each
+ * On Redis Cluster (three masters, accounts spread over the slots): the settle step's hour-bucket markers, the rollup
+ * follower's step and the rollups' pipelined read, and the shipper's Redis side (pending, lease, cursor and trim, backlog) each
  * touch one account's slot only, so they run there unchanged.
  */
 import { Cluster } from 'ioredis';
@@ -10,6 +10,7 @@ import { DAY_SECONDS } from '../../src/store/records/rollups';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { keyWithTokens } from '../helpers/stores';
 import { nowS, settlement } from './contract-fixtures';
+import { eventually } from '../helpers/eventually';
 
 describe('the ledger on Redis Cluster', () => {
   let cluster: RedisCluster;
@@ -34,10 +35,12 @@ describe('the ledger on Redis Cluster', () => {
       await store.settle(settlement(k, 'r2', 30));
     }
     const day = Math.floor(nowS() / DAY_SECONDS);
+    await eventually(async () => {
+      const all = await store.daily({ sinceDay: day, untilDay: day });
+      expect(all.rows.filter((r) => r.by === 'model')).toMatchObject([{ name: 'acme/m1', requests: 8, chargedTokens: 200 }]);
+    }, 5_000, 'the rollup follower');
     const one = await store.daily({ accountId: keys[0].accountId, sinceDay: day - 6, untilDay: day });
     expect(one.rows.find((r) => r.by === 'model')).toMatchObject({ requests: 2, chargedTokens: 50 });
-    const all = await store.daily({ sinceDay: day, untilDay: day });
-    expect(all.rows.filter((r) => r.by === 'model')).toMatchObject([{ name: 'acme/m1', requests: 8, chargedTokens: 200 }]);
 
     const source = new RedisShipSource(client, 'lc:');
     for (const k of keys) {

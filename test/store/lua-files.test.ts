@@ -90,7 +90,6 @@ describe('the Lua loader', () => {
       'helpers/limit-functions.lua',
       'helpers/budgets.lua',
       'helpers/settled-marks.lua',
-      'helpers/rollups.lua',
     ]);
     expect(settle).not.toMatch(/^--#/m);
     const wrapped = luaWithEvents('accounts/revoke.lua', { before: 'events/before-revoke.lua', after: 'events/after-revoke.lua' });

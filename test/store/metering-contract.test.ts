@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { makeStore, keyWithTokens, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { accountId, granted, nowS, reserveReq, settlement, sleep } from './contract-fixtures';
-import { SETTLE_DEDUP_SECONDS } from '../../src/store/records/metering';
 
 describe.each(storeKinds)('%s store: metering port', (kind) => {
   let s: StoreUnderTest;
@@ -293,54 +292,5 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       expect(await s.store.usage({ accountId: id, limit: 10 })).toMatchObject([{ requestId: 'r1', accountId: id, keyId: null }]);
       expect(await s.store.reserve(reserveReq({ id: null, accountId: 'acc_missing' }, 'r2'))).toEqual({ kind: 'account_not_found' });
     });
-  });
-});
-
-describe('redis store: settled markers', () => {
-  let s: StoreUnderTest;
-  beforeEach(async () => {
-    s = await makeStore('redis');
-  });
-  afterEach(async () => {
-    await s.close();
-  });
-  const slot = (accountId: string) => `${s.prefix}{${accountId}}:`;
-
-  it('keeps markers in one hash per account and hour that outlives its hour by the dedup window, no key per request', async () => {
-    const k = await keyWithTokens(s.store, 1000);
-    for (const id of ['r1', 'r2', randomUUID()]) await s.store.settle(settlement(k, id, 20));
-    const keys = await s.redis!.keys(`${slot(k.accountId)}s*`);
-    expect(keys).toHaveLength(1);
-    const hour = Number(keys[0].split(':sh:')[1]);
-    expect(hour).toBe(Math.floor(Date.now() / 3_600_000));
-    expect(await s.redis!.hlen(keys[0])).toBe(3);
-    const expiresAt = nowS() + (await s.redis!.ttl(keys[0]));
-    expect(Math.abs(expiresAt - ((hour + 1) * 3600 + SETTLE_DEDUP_SECONDS))).toBeLessThanOrEqual(2);
-  });
-
-  it('refuses a retry whose first settlement was in an earlier hour of the window, or marked by the old per-request key', async () => {
-    const k = await keyWithTokens(s.store, 1000);
-    const hour = Math.floor(Date.now() / 3_600_000);
-    // Settled 23 h ago (the bucket a day-long window still reaches), and before the upgrade (the old layout).
-    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 23}`, 'r-earlier', '');
-    await s.redis!.set(`${slot(k.accountId)}s:r-legacy`, '1-0', 'EX', 3600);
-    expect(await s.store.settle(settlement(k, 'r-earlier', 20))).toEqual({ kind: 'duplicate' });
-    expect(await s.store.settle(settlement(k, 'r-legacy', 20))).toEqual({ kind: 'duplicate' });
-    expect((await s.store.getKey(k.id))!.balance).toBe(1000);
-    // A marker older than every bucket the window reaches is gone from the check, as an expired key was.
-    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 26}`, 'r-older', '');
-    expect(await s.store.settle(settlement(k, 'r-older', 20))).toMatchObject({ kind: 'settled' });
-  });
-
-  it('reads no marker for a settlement whose request still holds its reservation: it was never settled', async () => {
-    const k = await keyWithTokens(s.store, 1000);
-    const hour = Math.floor(Date.now() / 3_600_000);
-    // A marker no SETTLE could have left (its reservation is still held): read, it would refuse the settlement.
-    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 5}`, 'r-held', '');
-    await s.store.reserve(reserveReq(k, 'r-held'));
-    expect(await s.store.settle(settlement(k, 'r-held', 20))).toMatchObject({ kind: 'settled' });
-    // Once settled (the reservation dropped in the same step), a retry reads the markers and is refused.
-    expect(await s.store.settle(settlement(k, 'r-held', 20))).toEqual({ kind: 'duplicate' });
-    expect((await s.store.getKey(k.id))!).toMatchObject({ balance: 980, reserved: 0 });
   });
 });

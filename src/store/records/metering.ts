@@ -109,3 +109,10 @@ export type SettleResult = { kind: 'settled'; balance?: number } | { kind: 'dupl
  * the journal after a restart) is recognised as a duplicate. One small key per request: a day bounds the memory.
  */
 export const SETTLE_DEDUP_SECONDS = 24 * 3600;
+
+/**
+ * How far a request id's time (a UUIDv7's, from the proxy's clock) may be ahead of the store's clock: a settlement
+ * without its reservation looks for its marker from that time less this, not through the whole window. An hour
+ * covers any clock that NTP keeps; it costs one more bucket read.
+ */
+export const SETTLE_CLOCK_SKEW_SECONDS = 3600;

@@ -4,13 +4,12 @@
  */
 import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
-import { SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
+import { SETTLE_CLOCK_SKEW_SECONDS, SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { compactUuid } from '../ids';
 import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
-import { ROLLUP_DAYS } from '../records/rollups';
 import type { RedisOutbox } from './redis-outbox';
 import type { RedisShared } from './redis-shared';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
@@ -30,6 +29,8 @@ export class RedisMetering implements MeteringStore {
   constructor(
     private readonly shared: RedisShared,
     private readonly outbox: RedisOutbox,
+    /** Told of every account a settlement was recorded for (the rollup follower's next pass visits it). */
+    private readonly recorded: (accountId: string) => void,
   ) {
     this.meteringScripts = defineScripts(shared.redis, {
       tmReserve: luaScript('metering/reserve.lua'),
@@ -117,16 +118,19 @@ export class RedisMetering implements MeteringStore {
       key_id: s.keyId ?? '',
       rid: compactUuid(s.requestId),
       ttl: SETTLE_DEDUP_SECONDS,
+      skew: SETTLE_CLOCK_SKEW_SECONDS,
       window_ms: this.shared.windowMs,
       starts: startsOf(now),
-      rollup_days: ROLLUP_DAYS,
     };
     // Without events (beside a host's serving store), the plain SETTLE.
     const reply = events
       ? await this.outbox.runWrapped(this.meteringScripts.tmSettleEv, A, keys, input, this.settleEvents(s, now))
       : await this.meteringScripts.tmSettle(keys, [JSON.stringify(input)]);
     const [tag, , balance] = tuple(reply, 'SETTLE');
-    if (tag === 'ok') return { kind: 'settled', balance: Number(balance) };
+    if (tag === 'ok') {
+      this.recorded(A);
+      return { kind: 'settled', balance: Number(balance) };
+    }
     if (tag === 'duplicate') return DUPLICATE;
     throw new StoreReplyError(`SETTLE replied ${String(tag)}`);
   }

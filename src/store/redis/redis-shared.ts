@@ -15,6 +15,8 @@ export interface RedisStoreOptions {
    * the server's TIME). Default Date.now.
    */
   now?: () => number;
+  /** How often the rollup follower adds settled records to the daily rollups (redis-rollup-follower.ts). Default 1 s. */
+  rollupIntervalMs?: number;
 }
 
 /** The names of the store's keys, under one prefix. */

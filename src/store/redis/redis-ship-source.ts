@@ -54,13 +54,19 @@ export class RedisShipSource implements ShipSource {
     return (await this.redis.hget(this.a(accountId, 'sc'), 'c')) ?? '0-0';
   }
 
+  /**
+   * Records after `after` that the daily rollups already hold (up to the rollup cursor `rc`, when the account has one):
+   * shipped after the follower, so trimming behind the shipped cursor never waits on it.
+   */
   async read(accountId: string, after: string, count: number): Promise<UsageRecord[]> {
-    const entries = await this.redis.xrange(this.a(accountId, 'u'), `(${after}`, '+', 'COUNT', count);
+    const rolled = await this.redis.hget(this.a(accountId, 'a'), 'rc');
+    if (rolled !== null && compareCursor(rolled, after) <= 0) return [];
+    const entries = await this.redis.xrange(this.a(accountId, 'u'), `(${after}`, rolled ?? '+', 'COUNT', count);
     return entries.map(([cursor, fields]) => parseUsageEntry(accountId, cursor, fields));
   }
 
   async advance(accountId: string, owner: string, cursor: string, n: number, keepFromMs: number | null): Promise<boolean> {
-    const keys = [this.a(accountId, 'sl'), this.a(accountId, 'sc'), this.a(accountId, 'u')];
+    const keys = [this.a(accountId, 'sl'), this.a(accountId, 'sc'), this.a(accountId, 'u'), this.a(accountId, 'a')];
     return Number(await this.scripts.tmShipAdvance(keys, [owner, cursor, n, keepFromMs ?? ''])) === 1;
   }
 
@@ -77,7 +83,14 @@ export class RedisShipSource implements ShipSource {
     return { records: Math.max(0, added - Number(shipped[1] ?? 0)), oldestMs: next.length ? Number(next[0][0].split('-')[0]) : null };
   }
 
+  /** Trims records before `beforeMs`, but none the rollup follower has yet to add (after `rc`, which only moves on). */
   async trim(accountId: string, beforeMs: number): Promise<void> {
-    await this.redis.xtrim(this.a(accountId, 'u'), 'MINID', `${beforeMs}-0`);
+    const rolled = await this.redis.hget(this.a(accountId, 'a'), 'rc');
+    let minId = `${beforeMs}-0`;
+    if (rolled !== null && compareCursor(rolled, minId) < 0) {
+      const [ms, seq] = rolled.split('-');
+      minId = `${ms}-${BigInt(seq) + 1n}`;
+    }
+    await this.redis.xtrim(this.a(accountId, 'u'), 'MINID', minId);
   }
 }

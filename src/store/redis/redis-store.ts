@@ -16,6 +16,7 @@ import { RedisMetering } from './redis-metering';
 import { RedisModelLimits } from './redis-model-limits';
 import { RedisOutbox } from './redis-outbox';
 import { readRollups } from './redis-rollups';
+import { RollupFollower } from './redis-rollup-follower';
 import { closeRedis, redisShared, type RedisShared, type RedisStoreOptions } from './redis-shared';
 
 export type { RedisStoreOptions } from './redis-shared';
@@ -43,11 +44,14 @@ export class RedisStore implements Store {
   private readonly keys: RedisKeys;
   private readonly accounts: RedisAccounts;
   private readonly limits: RedisModelLimits;
+  /** Derives the daily rollups from the ledger after settlement, every second until closed. */
+  readonly rollups: RollupFollower;
 
   constructor(redis: Redis | Cluster, options: RedisStoreOptions = {}) {
     this.shared = redisShared(redis, options);
     this.outbox = new RedisOutbox(this.shared);
-    this.metering = new RedisMetering(this.shared, this.outbox);
+    this.rollups = new RollupFollower(this.shared, options.rollupIntervalMs);
+    this.metering = new RedisMetering(this.shared, this.outbox, (accountId) => this.rollups.settled(accountId));
     this.keys = new RedisKeys(this.shared, this.outbox);
     this.accounts = new RedisAccounts(this.shared, this.outbox);
     this.limits = new RedisModelLimits(this.shared);
@@ -101,7 +105,8 @@ export class RedisStore implements Store {
     return readRollups(this.shared.redis, ids, (id, part) => this.shared.keys.slot(id, part), q);
   }
 
-  close(): Promise<void> {
-    return closeRedis(this.shared.redis);
+  async close(): Promise<void> {
+    await this.rollups.stop();
+    await closeRedis(this.shared.redis);
   }
 }

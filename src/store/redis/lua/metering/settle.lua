@@ -3,15 +3,15 @@
 -- one step: ledger, balance and caps always agree. On the key and account levels the slot is freed and tpm corrected
 -- to the charged tokens; their budgets are charged (budget_charge).
 -- Exactly once: the request is marked settled in the hash of the hour it settles in ({A}:sh:<hour>, which outlives
--- its hour by ttl), and a retry up to ttl later looks in every hour bucket since then, so a retry landing in a later
--- hour is still refused; a marker of the old layout (the per-request key {A}:s:R, KEYS[6]) counts until it expires,
--- so an upgrade mid-request cannot charge twice. The same step adds the request to the account's rollup of its UTC
--- day ({A}:d:<day>: per model and per key, see ROLLUP), so daily totals never read the ledger.
+-- its hour by ttl), and a retry up to ttl later looks in every hour bucket since then that it can have been settled
+-- in (since it was made, for a UUIDv7 id), so a retry landing in a later hour is still refused; a marker of the old layout (the per-request key {A}:s:R, KEYS[6]) counts until it expires,
+-- so an upgrade mid-request cannot charge twice. The daily rollups are not this step's: the rollup follower adds the
+-- ledger's records to them after (rollups/apply.lua); the account's first settlement sets where it starts (`rc`).
 -- KEYS: a k p r ra marker u t. A: id (the request's), charged, prompt, completion, cached, reasoning (the ledger and
 -- the totals take these two only when not 0), tool_calls, tool_tokens, model, endpoint, estimated, stream (0 or 1),
 -- status, key_id ("" for none), rid (a UUID request id's 16 bytes in base64url, "" for any other id: the ledger keeps
 -- it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the limits'), starts (the
--- budgets' current periods: {day, week, month}), rollup_days (how long a day's rollup is kept).
+-- budgets' current periods: {day, week, month}), skew (s: how far a UUIDv7 id's time may be ahead of the server's).
 -- Reply: {'ok', stream id, the account's balance after the charge (live packages less debt and open reservations)} |
 -- {'duplicate'}.
 --#include helpers/args.lua
@@ -19,12 +19,11 @@
 --#include helpers/account-levels.lua
 --#include helpers/budgets.lua
 --#include helpers/settled-marks.lua
---#include helpers/rollups.lua
-local mark, ttl = settled_mark(A.id), A.ttl
+local ttl = A.ttl
 -- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
 -- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
--- through the markers: 25 hour buckets, which doubled the step's time in Redis when every SETTLE read them.
-if redis.call('HEXISTS', KEYS[5], A.id) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(mark, ttl)) then
+-- through the markers: one hour bucket per hour since it was made (25 for an id that does not say when).
+if redis.call('HEXISTS', KEYS[5], A.id) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(A.id, ttl, A.skew)) then
   return {'duplicate'}
 end
 local flags = level_flags(A.key_id)
@@ -94,7 +93,16 @@ if A.key_id ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HINCRBY', KEYS[2], 'spent', A.charged)
   redis.call('HSET', KEYS[2], 'last_used', now_s)
 end
-settle_mark(mark, ttl)
-local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'ru')
-roll_up(held[3], A.model, A.key_id, {1, A.prompt, A.completion, cached, reasoning, A.charged}, A.rollup_days)
+settle_mark(A.id, ttl)
+local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'rc')
+if not held[3] then
+  -- The account's first settlement since rollups left this step: the follower starts after the record before this
+  -- one (every record before it was rolled up by the step itself, or predates rollups). `ru`, the first day the
+  -- rollups hold whole, as when they began: 0 for an account's first record, else the day after a ledger without them.
+  local before = redis.call('XREVRANGE', KEYS[7], '(' .. id, '-', 'COUNT', 1)
+  redis.call('HSET', KEYS[1], 'rc', before[1] and before[1][1] or '0-0')
+  if not redis.call('HGET', KEYS[1], 'ru') then
+    redis.call('HSET', KEYS[1], 'ru', before[1] and math.floor(now_s / 86400) + 1 or 0)
+  end
+end
 return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}
