@@ -44,7 +44,7 @@ export const NOT_FORWARDABLE: ReadonlySet<string> = new Set([
 /** The charge shown on a metered JSON answer (src/proxy/charge-shown.ts): tokens charged, the balance after. */
 export const CHARGED_HEADER = 'x-tokenmeter-charged-tokens';
 export const BALANCE_HEADER = 'x-tokenmeter-balance-tokens';
-/** Of the charged tokens, those for hosted tool calls (src/proxy/hosted-tools.ts); only on a charge that has them. */
+/** Of the charged tokens, those for hosted tool calls (src/proxy/hosted-tool-plan.ts); only on a charge that has them. */
 export const TOOL_HEADER = 'x-tokenmeter-tool-tokens';
 /** The model that answered, on an answer a fallback served (docs/upstream-pools.md). */
 export const SERVED_MODEL_HEADER = 'x-tokenmeter-model';

@@ -5,7 +5,7 @@ import type { Lease, Meter } from '../metering/metering';
 import type { CountTexts } from '../metering/output-count';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { HostedToolPlan } from './hosted-tools';
+import type { HostedToolPlan } from './hosted-tool-plan';
 import type { AnswerDialect, AnswerIds, Translation } from './pipeline/endpoint';
 
 /** What every exchange of the app shares: built once, not copied into each request. */

@@ -9,7 +9,7 @@ import { apiError, sendError, type ApiError } from '../http/errors';
 import { charged } from '../http/request-context';
 import { charge } from '../metering/metering';
 import type { ShownCharge } from './charge-shown';
-import { toolCharge } from './hosted-tools';
+import { toolCharge } from './hosted-tool-plan';
 import type { ExchangeContext, ExchangeDeps } from './exchange-context';
 import type { StreamDialect } from './pipeline/endpoint';
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';

@@ -3,7 +3,7 @@ import { unsupported, upstreamMessages } from '../../catalog/capabilities';
 import { requestedMaxTokens, validateChatRequest, type ChatRequest } from '../../requests/chat-request';
 import { PromptSize } from '../../metering/estimate';
 import { chatIdRefusal } from '../caller-ids';
-import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tools';
+import { hostedChatPlan, hostedToolRefusal, webSearchOptionsRefusal } from '../hosted-tool-plan';
 import { TopLevelScan } from '../model-rewriter';
 import { completionTexts } from '../response-usage';
 import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';

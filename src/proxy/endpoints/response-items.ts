@@ -2,7 +2,7 @@
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
 import type { ResponsesInputItem, ResponsesRequest } from '../../requests/responses-request';
-import { hostedToolRefusal } from '../hosted-tools';
+import { hostedToolRefusal } from '../hosted-tool-plan';
 
 const IMAGE_PARTS = new Set(['input_image', 'image_url']);
 const JSON_FORMATS = new Set(['json_object', 'json_schema']);

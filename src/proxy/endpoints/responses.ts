@@ -14,7 +14,7 @@ import type { Logger } from '../../observability/logger';
 import type { ResponseOwners } from '../../store/ports/response-owners';
 import type { Endpoint, StreamDialect, TextFields } from '../pipeline/endpoint';
 import { responsesIdRefusal, storedAnswerIds } from '../caller-ids';
-import { hostedCalls, hostedResponsesPlan } from '../hosted-tools';
+import { hostedCalls, hostedResponsesPlan } from '../hosted-tool-plan';
 import { ResponseEventScan } from '../response-model';
 import type { Usage } from '../usage';
 import { inputOutputUsage, usageObject } from './openai-usage';

@@ -8,7 +8,7 @@
 import type { HostedTool } from '../../catalog/hosted-tools';
 import type { Model } from '../../catalog/models';
 import { apiError, type ApiError } from '../../http/errors';
-import type { HostedToolPlan } from '../hosted-tools';
+import type { HostedToolPlan } from '../hosted-tool-plan';
 
 interface Tool {
   type?: string;

@@ -7,7 +7,7 @@ import type { EndpointName } from '../../catalog/endpoints';
 import type { Model } from '../../catalog/models';
 import type { ApiError } from '../../http/errors';
 import type { PromptMeasure } from '../../metering/prompt-measure';
-import type { HostedToolPlan } from '../hosted-tools';
+import type { HostedToolPlan } from '../hosted-tool-plan';
 import type { Usage } from '../usage';
 
 export type Validated<R> = { ok: true; request: R } | { ok: false; error: ApiError };

@@ -7,7 +7,7 @@ import { apiError, type ApiError } from '../../http/errors';
 import { charge } from '../../metering/metering';
 import { COUNT_FAILURES, countPrompt, type CountFailure, type TokenCounter } from '../../metering/prompt-counter';
 import type { PromptMeasure } from '../../metering/prompt-measure';
-import type { HostedToolPlan } from '../hosted-tools';
+import type { HostedToolPlan } from '../hosted-tool-plan';
 import type { Endpoint, OutputCap } from './endpoint';
 
 export interface Plan {

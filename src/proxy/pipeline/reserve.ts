@@ -13,7 +13,7 @@ import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
 import type { Logger } from '../../observability/logger';
 import type { Metrics } from '../../observability/metrics';
 import type { ReserveResult } from '../../store/records/metering';
-import { reservedToolTokens } from '../hosted-tools';
+import { reservedToolTokens } from '../hosted-tool-plan';
 import { uncounted, type Plan } from './plan';
 
 export interface Reserved {
