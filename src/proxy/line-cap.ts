@@ -7,7 +7,20 @@
  */
 export const MAX_STREAM_LINE_BYTES = 1024 * 1024;
 
+/**
+ * Bytes a line may hold per echoed prompt character beyond the cap: `echo: true` puts the whole prompt in the stream's
+ * first event, one line as long as the request (JSON escapes make a UTF-16 unit at most 6 bytes; prompt logprobs
+ * beside it add more). So a stream's cap grows with its own echo, which BODY_LIMIT bounds: memory stays proportional
+ * to what the client sent.
+ */
+export const ECHO_LINE_BYTES_PER_CHAR = 16;
+
+/** The line cap of a stream whose first event echoes `echoedChars` characters of the prompt. */
+export function lineCapFor(echoedChars = 0): number {
+  return MAX_STREAM_LINE_BYTES + ECHO_LINE_BYTES_PER_CHAR * echoedChars;
+}
+
 /** The error a stream is broken off with when a line passes the cap. */
-export function lineTooLong(): NodeJS.ErrnoException {
-  return Object.assign(new Error(`the upstream sent an event line longer than ${MAX_STREAM_LINE_BYTES} bytes`), { code: 'ELINETOOLONG' });
+export function lineTooLong(cap = MAX_STREAM_LINE_BYTES): NodeJS.ErrnoException {
+  return Object.assign(new Error(`the upstream sent an event line longer than ${cap} bytes`), { code: 'ELINETOOLONG' });
 }

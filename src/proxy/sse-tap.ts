@@ -7,7 +7,7 @@
  */
 import type { CountTexts } from '../metering/output-count';
 import { addChargeFields, type ShownCharge } from './charge-shown';
-import { MAX_STREAM_LINE_BYTES } from './line-cap';
+import { lineCapFor } from './line-cap';
 import { bytesEqual } from './model-rewriter';
 import type { AnswerIds, LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
@@ -59,7 +59,7 @@ export class SseTap {
   }
   /** Whether `data: [DONE]` has passed. */
   done = false;
-  /** Whether an unfinished line grew past MAX_STREAM_LINE_BYTES: dropped, nothing more passes (the relay breaks off). */
+  /** Whether an unfinished line grew past the line cap (`lineCapFor` the echo): dropped, nothing more passes (the relay breaks off). */
   overlong = false;
   /** The id the usage line names (a stored response's), once it has passed. */
   answerId: AnswerIds | undefined;
@@ -87,7 +87,11 @@ export class SseTap {
   /** Where the model value that `inspect` asked to splice ends. */
   private modelEnd = 0;
 
+  /** The longest unfinished line held: the cap, plus room for this stream's echo of the prompt. */
+  readonly lineCap: number;
+
   constructor(private readonly options: SseTapOptions) {
+    this.lineCap = lineCapFor(options.skipChars);
     this.text = new StreamedText(options.dialect.textFields, { count: options.count, skipChars: options.skipChars });
     this.scan = options.dialect.scanner();
   }
@@ -108,7 +112,7 @@ export class SseTap {
       if (this.held === undefined) this.held = chunk;
       else this.heldMore.push(chunk);
       this.heldBytes += chunk.length;
-      if (this.heldBytes > MAX_STREAM_LINE_BYTES) {
+      if (this.heldBytes > this.lineCap) {
         this.overlong = true;
         this.takeHeld(false);
       }

@@ -87,7 +87,7 @@ export class StreamRelay {
       if (this.drain) return this.drained(chunk, this.drain);
       const out = tap.push(chunk);
       // An endless line: broken off (the body's error ends the stream as a reset would), never buffered whole.
-      if (tap.overlong) return void body.destroy(lineTooLong());
+      if (tap.overlong) return void body.destroy(lineTooLong(tap.lineCap));
       this.tellAnswer();
       if (this.firstEventAt === undefined && out.length > 0) {
         this.firstEventAt = performance.now();

@@ -12,10 +12,11 @@ import { proxyFixture } from '../helpers/fixture';
 import { MODEL, settled } from '../helpers/proxy';
 import { keyWithTokens } from '../helpers/stores';
 import { countText } from '../../src/metering/estimate';
-import { MAX_STREAM_LINE_BYTES } from '../../src/proxy/line-cap';
+import { lineCapFor, MAX_STREAM_LINE_BYTES } from '../../src/proxy/line-cap';
 import { SseTap } from '../../src/proxy/sse-tap';
 import { ChatToMessagesStream } from '../../src/proxy/translate/chat-to-messages-stream';
 import { chatEndpoint } from '../../src/proxy/endpoints/chat';
+import { completionsEndpoint } from '../../src/proxy/endpoints/completions';
 
 const VIA_CHAT = 'acme/chat-only';
 const LINE = 64 * 1024 * 1024;
@@ -118,6 +119,23 @@ describe('the line cap, chunk by chunk', () => {
     for (let i = 0; i < body.length; i += WRITE.length) tap.push(body.subarray(i, i + WRITE.length));
     expect(tap.overlong).toBe(false);
     expect(tap.push(Buffer.from('"}}]}\n\n')).length).toBe(head.length + body.length + 7);
+  });
+
+  it('a stream that echoes its prompt holds a first line as long as the echo needs, and caps what passes it', () => {
+    // `echo: true` on a 3 MB prompt: the first event is the prompt, one line three times the fixed cap.
+    const echoed = 3 * MAX_STREAM_LINE_BYTES;
+    const dialect = completionsEndpoint.answer.stream!;
+    const tap = new SseTap({ model: Buffer.from('"m"'), dropUsageChunk: false, dialect, skipChars: echoed });
+    const head = Buffer.from('data: {"choices":[{"text":"');
+    const echo = Buffer.alloc(echoed, 'e');
+    tap.push(head);
+    for (let i = 0; i < echo.length; i += WRITE.length) tap.push(echo.subarray(i, i + WRITE.length));
+    expect(tap.overlong).toBe(false);
+    expect(tap.push(Buffer.from('"}]}\n\n')).length).toBe(head.length + echo.length + 6);
+    // Its cap is lineCapFor(the echo): an endless line still breaks it off there.
+    const fed = feed((b) => (tap.push(b), !tap.overlong));
+    expect(tap.overlong).toBe(true);
+    expect(fed).toBeLessThanOrEqual(lineCapFor(echoed));
   });
 
   it('the chat-to-Messages translation fails the stream once a line passes the cap', async () => {
