@@ -43,7 +43,15 @@ export function serverProcess(name: string, server: string, env: Record<string, 
     command: process.execPath,
     args: ['--expose-gc', ...product, ...nodeArgs, join(BUILD, `${server}.js`)],
     // PORT for the proxies, MOCK_PORT for the mock upstream.
-    env: { ...process.env, PORT: '0', MOCK_PORT: '0', ...(server === 'tokenmeter-server' ? TOKENMETER_ENV : {}), ...env },
+    // The compiled mock sits two folders deeper than its source: it is told where the models file is.
+    env: {
+      ...process.env,
+      PORT: '0',
+      MOCK_PORT: '0',
+      MODELS_FILE: join(ROOT, 'config/models.yaml'),
+      ...(server === 'tokenmeter-server' ? TOKENMETER_ENV : {}),
+      ...env,
+    },
   };
 }
 
