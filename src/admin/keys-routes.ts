@@ -11,6 +11,8 @@ import {
   grantRequest,
   keyDetailObject,
   keyLimit,
+  keyListQuery,
+  keyMatches,
   keyObject,
   packageObject,
   patchKeyRequest,
@@ -71,8 +73,13 @@ export function keysRoutes(ctx: AdminContext): Router {
 
   router.get(
     '/keys',
-    guard(async (_req, res) => {
-      res.json({ data: (await store.listKeys()).map(keyObject) });
+    guard(async (req, res) => {
+      const parsed = keyListQuery.safeParse(req.query);
+      if (!parsed.success) return sendError(res, invalidRequest(parsed.error));
+      const { search, account_id, limit } = parsed.data;
+      const all = await store.listKeys(account_id);
+      const keys = search ? all.filter((k) => keyMatches(k, search)) : all;
+      res.json({ data: (limit === undefined ? keys : keys.slice(0, limit)).map(keyObject) });
     }),
   );
 

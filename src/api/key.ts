@@ -31,6 +31,28 @@ export const keySchema = z.strictObject({
 });
 export type KeyObject = z.infer<typeof keySchema>;
 
+/**
+ * GET /admin/keys' query: the keys whose name, prefix or id holds `search` (any case), of one account or of all, in
+ * the store's order, at most `limit` of them (unset: all).
+ */
+export const keyListQuery = z.strictObject({
+  search: z.string().max(254).optional(),
+  account_id: z.string().min(1).optional(),
+  limit: z.coerce
+    .number<string | number>({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .optional(),
+});
+export type KeyListQuery = z.input<typeof keyListQuery>;
+
+/** Whether the key's name, prefix or id holds `search`, any case. */
+export function keyMatches(k: Pick<KeyRecord, 'id' | 'name' | 'prefix'>, search: string): boolean {
+  const s = search.toLowerCase();
+  return [k.name, k.prefix, k.id].some((field) => field.toLowerCase().includes(s));
+}
+
 export function keyObject(k: KeyRecord): KeyObject {
   return {
     id: k.id,
