@@ -59,8 +59,7 @@ export class SseTap {
   }
   /** Whether `data: [DONE]` has passed. */
   done = false;
-  /** Whether an unfinished line grew past the line cap (`lineCapFor` the echo): dropped, nothing more passes (the relay breaks off). */
-  overlong = false;
+  overlong = false; // an unfinished line grew past lineCap: dropped, nothing more passes (the relay breaks off)
   /** The id the usage line names (a stored response's), once it has passed. */
   answerId: AnswerIds | undefined;
   /** Whether the usage line is held back, waiting for its charge (`unpark`). */
@@ -89,7 +88,6 @@ export class SseTap {
 
   /** The longest unfinished line held: the cap, plus room for this stream's echo of the prompt. */
   readonly lineCap: number;
-
   constructor(private readonly options: SseTapOptions) {
     this.lineCap = lineCapFor(options.skipChars);
     this.text = new StreamedText(options.dialect.textFields, { count: options.count, skipChars: options.skipChars });
