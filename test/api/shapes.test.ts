@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import * as api from '../../src/api';
 import { ADMIN_TOKEN, accountWithPassword, Browser, startConsole, type ConsoleFixture } from '../helpers/console';
 import { chatBody, MODEL, settled } from '../helpers/proxy';
+import { eventually } from '../helpers/eventually';
 
 /** The body, checked against the schema; a mismatch fails with zod's account of it. */
 function shaped<T extends z.ZodType>(schema: T, res: { status: number; body: unknown }, status = 200): z.infer<T> {
@@ -76,7 +77,14 @@ describe('the API answers in the shapes src/api/ defines', () => {
     shaped(api.meSchema, await holder.call('get', '/console/api/me'));
     shaped(api.ownKeyListSchema, await holder.call('get', '/console/api/keys'));
     expect(shaped(api.usageListSchema, await holder.call('get', '/console/api/usage')).data).toHaveLength(1);
-    expect(shaped(api.dailyUsageListSchema, await holder.call('get', '/console/api/usage/daily')).data).toHaveLength(1);
+    // The daily rows follow the ledger (the rollup follower, about a second after settlement).
+    await eventually(
+      async () => {
+        expect(shaped(api.dailyUsageListSchema, await holder.call('get', '/console/api/usage/daily')).data).toHaveLength(1);
+      },
+      10_000,
+      'the rollup follower to add the record',
+    );
     shaped(api.shopSchema, await holder.call('get', '/console/api/products'));
     shaped(api.modelListSchema, await holder.call('get', '/console/api/models'));
     shaped(api.deletedKeySchema, await holder.call('delete', `/console/api/keys/${key.id}`));

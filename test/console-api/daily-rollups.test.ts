@@ -52,10 +52,14 @@ describe('the daily chart of an account with many records', () => {
     await browser.login('many@example.com');
     // The rollup follower adds the records about a second after they settle; watched only once it has, so what is
     // seen is the chart's reads alone.
-    await eventually(async () => {
-      const rows = (await browser.call('get', '/console/api/usage/daily?days=1')).body.data as { requests: number }[];
-      expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(RECORDS);
-    }, 10_000, 'the rollup follower to add every record');
+    await eventually(
+      async () => {
+        const rows = (await browser.call('get', '/console/api/usage/daily?days=1')).body.data as { requests: number }[];
+        expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(RECORDS);
+      },
+      10_000,
+      'the rollup follower to add every record',
+    );
     let chart: any;
     const holderCalls = await commandsOn(holder.id, async () => (chart = await browser.call('get', '/console/api/usage/daily?days=30')));
     const date = new Date().toISOString().slice(0, 10);
@@ -102,7 +106,14 @@ describe('the daily chart of an account with many records', () => {
     await t.s.store.settle(settlement(k, 'new', 15));
     const browser = new Browser(t.proxy.url);
     await browser.login('upgraded@example.com');
-    const rows = (await browser.call('get', '/console/api/usage/daily?days=7')).body.data;
-    expect(rows).toMatchObject([{ model: 'acme/m1', requests: 2, charged_tokens: 30 }]);
+    // The new record reaches the rollups with the follower's next pass (about a second).
+    await eventually(
+      async () => {
+        const rows = (await browser.call('get', '/console/api/usage/daily?days=7')).body.data;
+        expect(rows).toMatchObject([{ model: 'acme/m1', requests: 2, charged_tokens: 30 }]);
+      },
+      10_000,
+      'the rollup follower to add the record',
+    );
   });
 });

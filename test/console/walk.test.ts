@@ -5,6 +5,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
+import { eventually } from '../helpers/eventually';
 import { ATTACK, adminCall, chat, followNavigation, navLabels, review, settledPage } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
 import { MODEL } from '../helpers/proxy';
@@ -235,6 +236,13 @@ describe('the console in Chromium', () => {
     expect(csv).toContain(`,${MODEL},`);
     await review(w, 'usage');
 
+    // The chart reads the daily rollups, which the rollup follower fills about a second after settlement: the
+    // Overview is opened once they hold the request (asked with the page's own session), as a user coming back later.
+    await eventually(
+      async () => expect(await page.evaluate(`fetch('/console/api/usage/daily').then((r) => r.json()).then((b) => b.data.length)`)).toBe(1),
+      10_000,
+      'the rollup follower to add the request',
+    );
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await settledPage(page, 'Overview');
     await page.locator('.chart-box canvas').waitFor();

@@ -11,6 +11,7 @@ import { chatBody, settled } from '../helpers/proxy';
 import { keyWithTokens, storeKinds } from '../helpers/stores';
 import { jsonReply, streamReply, words } from '../helpers/upstream';
 import { completionsReply, responsesReply } from '../helpers/endpoint-replies';
+import { eventually } from '../helpers/eventually';
 
 const ADMIN = 'cached-admin-token-0123';
 const CACHED = 'acme/cached';
@@ -128,8 +129,15 @@ describe.each(storeKinds)('cached and reasoning tokens (%s store)', (kind) => {
     await ada.login(account.email as string);
     const [row] = (await ada.call('get', '/console/api/usage')).body.data;
     expect(row).toMatchObject({ cached_tokens: 800, reasoning_tokens: 3, charged_tokens: CHARGE });
-    const [day] = (await ada.call('get', '/console/api/usage/daily')).body.data;
-    expect(day).toMatchObject({ prompt_tokens: 1000, cached_tokens: 800, reasoning_tokens: 3, charged_tokens: CHARGE });
+    // The daily rows follow the ledger: the rollup follower adds a record about a second after it settled.
+    await eventually(
+      async () => {
+        const [day] = (await ada.call('get', '/console/api/usage/daily')).body.data;
+        expect(day).toMatchObject({ prompt_tokens: 1000, cached_tokens: 800, reasoning_tokens: 3, charged_tokens: CHARGE });
+      },
+      10_000,
+      'the rollup follower to add the record',
+    );
     expect((await ada.call('get', '/console/api/me')).body.usage).toMatchObject({ cached_tokens: 800, reasoning_tokens: 3 });
   });
 });
