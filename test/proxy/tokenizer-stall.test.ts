@@ -4,6 +4,7 @@
  * the key's account was even looked at. Whatever such prompts get, the proxy keeps answering meanwhile.
  */
 import http, { type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { countText } from '../../src/metering/estimate';
@@ -122,7 +123,7 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
       let answers: { name: string; outcome: string }[] = [];
       const holds = await leastHold(async () => {
         answers = [];
-        await lagMaxMs(proc.url);
+        const window = await holdWindow(proc);
         for (const attack of attacks) {
           const res = await send(key.secret, attack);
           answers.push({ name: attack.name, outcome: res.status === 200 ? '200' : `${res.status} ${res.body.error?.code}` });
@@ -131,7 +132,7 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
             expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
           }
         }
-        return lagMaxMs(proc.url);
+        return window();
       });
       const allowed =
         who === 'a live key'
@@ -143,7 +144,7 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
       expect(byName['3.9 MB run of a letter']).toBe('400 context_length_exceeded');
       expect(byName['160k run of a letter']).toBe('400 context_length_exceeded');
       expect(byName['10k run of a letter']).toBe(who === 'a live key' ? '200' : '401 invalid_api_key');
-      expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
+      expectAnUnheldAttempt(holds);
 
       // Nothing left reserved (the settlements follow the answers); only what was served was charged.
       const served = answers.filter((a) => a.outcome === '200').length;
@@ -152,7 +153,7 @@ describe('a long run of one character cannot stall the proxy (redis store)', () 
       if (served === 0) expect(after).toMatchObject({ balance: BALANCE });
       else expect(after!.balance).toBeLessThan(BALANCE);
     },
-    120_000,
+    240_000,
   );
 });
 
@@ -162,20 +163,57 @@ async function lagMaxMs(url: string): Promise<number> {
   return 1000 * Number(/^tokenmeter_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)![1]);
 }
 
-/** How many times a measurement is made at most before the least of its holds is held to the limit. */
-const ATTEMPTS = 6;
+/** How many times a measurement is made at most, and the pause between two (a busy neighbour's burst passes). */
+const ATTEMPTS = 10;
+const PAUSE_MS = 300;
+
+/** One attempt's longest hold of the proxy's event loop, and how long its main thread waited for a core meanwhile. */
+interface Held {
+  holdMs: number;
+  waitedMs: number;
+}
 
 /**
- * Makes a measurement (one attempt returns its longest hold) until one comes in under the limit, at most ATTEMPTS
- * times, and returns every hold seen. A hold of the proxy's own work shows in every attempt, so the least of them is
- * held to the limit; a wait for a core on a loaded 2-core machine (CI's other test worker, Chromium, the test's own
- * upstream writing megabytes) lands in some attempts, not in six in a row. Each attempt's answers are checked in
- * full by the caller.
+ * Opens a measurement on a proxy process (its lag's maximum is reset by the scrape); the function returned closes it:
+ * the longest hold since, and the time its main thread spent runnable but waiting for a core (Linux's schedstat),
+ * which says, when an attempt fails, whether the machine or the proxy held it.
  */
-async function leastHold(attempt: () => Promise<number>): Promise<number[]> {
-  const holds: number[] = [];
-  while (holds.length < ATTEMPTS && !holds.some((hold) => hold < STALL_LIMIT_MS)) holds.push(await attempt());
-  return holds;
+async function holdWindow(proc: ProxyProcess): Promise<() => Promise<Held>> {
+  const pid = proc.child.pid as number;
+  await lagMaxMs(proc.url);
+  const waited = runQueueWaitMs(pid);
+  return async () => ({ holdMs: await lagMaxMs(proc.url), waitedMs: runQueueWaitMs(pid) - waited });
+}
+
+/** A thread's total wait on the run queue, in ms (the second field of /proc/<pid>/task/<tid>/schedstat, in ns). */
+function runQueueWaitMs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Makes a measurement until an attempt's longest hold comes in under the limit, at most ATTEMPTS times, a pause
+ * apart. A hold of the proxy's own work shows in every attempt, so one attempt under the limit is the proof; a wait
+ * for a core on a loaded 2-core machine (CI's other test worker, Chromium, this test's upstream writing megabytes)
+ * lands in some attempts, not in ten in a row. Each attempt's answers are checked in full by the caller.
+ */
+async function leastHold(attempt: () => Promise<Held>): Promise<Held[]> {
+  const held: Held[] = [];
+  while (held.length < ATTEMPTS && !held.some((h) => h.holdMs < STALL_LIMIT_MS)) {
+    if (held.length > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    held.push(await attempt());
+  }
+  return held;
+}
+
+/** Fails, naming every attempt's hold and its wait for a core, unless one attempt held the loop less than the limit. */
+function expectAnUnheldAttempt(held: Held[]): void {
+  if (held.some((h) => h.holdMs < STALL_LIMIT_MS)) return;
+  const lines = held.map((h, i) => `attempt ${i + 1}: held ${h.holdMs.toFixed(1)} ms, waited ${h.waitedMs.toFixed(1)} ms for a core`);
+  throw new Error(`every attempt held the proxy's event loop ${STALL_LIMIT_MS} ms or more:\n${lines.join('\n')}`);
 }
 
 describe('a proxy process started as users start it', () => {
@@ -199,12 +237,11 @@ describe('a proxy process started as users start it', () => {
    */
   it('answers its first requests, whose counts need the tokenizer, without holding its event loop', async () => {
     const models = writeModelsFile([{ id: MODEL, upstream_model: UPSTREAM_MODEL, context_length: 8192, max_output_tokens: 1024 }]);
-    const holds = await leastHold(() => firstRequestsHold(models));
-    expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
-  }, 120_000);
+    expectAnUnheldAttempt(await leastHold(() => firstRequestsHold(models)));
+  }, 180_000);
 
   /** Starts a proxy, sends its first two requests (both counted by the tokenizer) and returns its longest hold. */
-  async function firstRequestsHold(models: string): Promise<number> {
+  async function firstRequestsHold(models: string): Promise<Held> {
     const proc = await startProxyProcess({
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
@@ -213,7 +250,7 @@ describe('a proxy process started as users start it', () => {
     });
     try {
       const key = await keyWithTokens(store, BALANCE);
-      await lagMaxMs(proc.url);
+      const window = await holdWindow(proc);
       // No usage in the answer: its output and its prompt (one short, one past the in-place limit) are counted.
       for (const content of ['Say hello.', 'word '.repeat(2_000)]) {
         const res = await request(proc.url)
@@ -222,11 +259,11 @@ describe('a proxy process started as users start it', () => {
           .send(chatBody({ messages: [{ role: 'user', content }] }));
         expect(res.status).toBe(200);
       }
-      const hold = await lagMaxMs(proc.url);
+      const held = await window();
       await waitForRecords(key.id, 2);
       const records = await store.usage({ keyId: key.id, limit: 10 });
       expect(records.map((r) => r.estimated)).toEqual([true, true]);
-      return hold;
+      return held;
     } finally {
       await proc.stop();
     }
@@ -252,16 +289,16 @@ describe('a proxy process started as users start it', () => {
       });
       try {
         const key = await keyWithTokens(store, BALANCE);
-        const letters = 'hijklm';
+        const letters = 'hijklmnopq';
         let sent = 0;
         const holds = await leastHold(async () => {
           const body = JSON.stringify({ model: HUGE_MODEL, prompt: letters[sent].repeat(3_900_000), echo: true, max_tokens: 16, stream });
-          await lagMaxMs(proc.url);
+          const window = await holdWindow(proc);
           expect(await postDiscarding(`${proc.url}/v1/completions`, key.secret, body)).toBe(200);
           await waitForRecords(key.id, ++sent);
-          return lagMaxMs(proc.url);
+          return window();
         });
-        expect(Math.min(...holds)).toBeLessThan(STALL_LIMIT_MS);
+        expectAnUnheldAttempt(holds);
         // No usage came: the estimate is the answer after the echoed prompt, not the prompt again.
         const records = await store.usage({ keyId: key.id, limit: 10 });
         expect(records.map((r) => [r.estimated, r.completionTokens])).toEqual(holds.map(() => [true, countText(ANSWER)]));
@@ -271,7 +308,7 @@ describe('a proxy process started as users start it', () => {
         await proc.stop();
       }
     },
-    60_000,
+    120_000,
   );
 
   /** Waits until the key's ledger holds `n` records (the settlement follows the answer). */
