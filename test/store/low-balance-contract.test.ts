@@ -4,7 +4,7 @@
  * crossing below it at a settlement, never by a grant or a new key, and again only after the balance is back at or
  * above it.
  */
-import { makeStore, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
+import { itOnRedis, makeStore, newAccount, storeKinds, type StoreUnderTest } from '../helpers/stores';
 import { generateKey } from '../../src/http/keys';
 import type { LowBalanceDefault } from '../../src/store/records/events';
 import { settlement } from './contract-fixtures';
@@ -145,6 +145,18 @@ describe.each(storeKinds)('%s store: balance.low', (kind) => {
     await s.store.setLowBalance(id, 10);
     await spend(id, 10); // -60
     expect(await lows(id)).toEqual([low(id, -60, 10)]);
+  });
+
+  itOnRedis(kind)("an account granted before the last grant was kept (no lg): its newest package's tokens stand for it", async () => {
+    want();
+    const id = await newAccount(s.store);
+    await grant(id, 500);
+    const redis = s.redis as NonNullable<StoreUnderTest['redis']>;
+    const hash = `${s.prefix}{${id}}:a`;
+    expect(await redis.hget(hash, 'lg')).toBe('500');
+    await redis.hdel(hash, 'lg');
+    await spend(id, 401); // 99: below 20 % of 500
+    expect(await lows(id)).toEqual([low(id, 99, 100)]);
   });
 
   it('crossing back above the threshold (a grant) arms it again; the new grant sets the new threshold', async () => {

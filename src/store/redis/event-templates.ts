@@ -22,7 +22,7 @@ export function lowBalanceEvent(accountId: string, d: LowBalanceDefault) {
   return {
     id: newId('evt'),
     tokens: d.tokens ?? '',
-    percent: d.percent,
+    share: { numerator: d.percent, denominator: 100 },
     data: payloadTemplate(lowBalanceData(accountId, 0, 0), ['balance', 'threshold']),
   };
 }
