@@ -122,7 +122,7 @@ export async function buildServices(config: MeterConfig, parts: MeterParts, over
           writers: [store, delivery.outbox],
           metrics,
           logger,
-          lowBalanceTokens: config.lowBalanceTokens,
+          lowBalance: { tokens: config.lowBalanceTokens, percent: config.lowBalancePercent },
           timeoutMs: config.webhookTimeoutMs,
           packageExpiringDays: config.packageExpiringDays,
         })

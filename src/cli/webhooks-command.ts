@@ -89,7 +89,9 @@ export function webhooksCommand(program: Command): void {
 
   webhooks
     .command('low-balance <account-id> <tokens>')
-    .description("set an account's balance.low threshold in tokens (default: the configured LOW_BALANCE_TOKENS)")
+    .description(
+      "set an account's balance.low threshold in tokens, or 'default': LOW_BALANCE_TOKENS when set, else LOW_BALANCE_PERCENT (20) percent of its last grant",
+    )
     .action(async (accountId: string, tokens: string, opts: Common) => {
       const value = tokens === 'default' ? null : Number(tokens);
       const r = await clientFor(opts).setLowBalance(accountId, value);

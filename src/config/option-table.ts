@@ -140,8 +140,13 @@ export const OPTIONS = {
   stripeWebhookSecret: meter('STRIPE_WEBHOOK_SECRET', text()),
   /** Where the Stripe client sends API calls (stripe-mock, tests). Unset: Stripe itself. */
   stripeApiUrl: meter('STRIPE_API_URL', url()),
-  /** balance.low fires when an account's balance (packages less debt) falls below this many tokens, unless it has its own. */
-  lowBalanceTokens: meter('LOW_BALANCE_TOKENS', whole(10_000)),
+  /**
+   * balance.low fires when an account's balance (packages less debt) falls below this many tokens, unless it has its
+   * own threshold. Unset: `lowBalancePercent` of the account's last grant.
+   */
+  lowBalanceTokens: meter('LOW_BALANCE_TOKENS', whole()),
+  /** Without `lowBalanceTokens`, balance.low's threshold for an account without its own: this percent of its last grant. */
+  lowBalancePercent: meter('LOW_BALANCE_PERCENT', whole(20, 100)),
   /** A webhook receiver slower than this to answer counts as a failed attempt. */
   webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
   /** package.expiring fires this many days before a package with tokens left expires. */

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { EventOutbox } from '../store/ports/event-outbox';
 import type { WebhookBackend } from '../store/ports/webhook-store';
-import type { WebhookEndpoint } from '../store/records/events';
+import type { LowBalanceDefault, WebhookEndpoint } from '../store/records/events';
 import { AttemptSlots } from './attempt-slots';
 import { FIRST_RETRY_MS } from './backoff';
 import { EndpointLoop, type LoopDeps } from './endpoint-loop';
@@ -26,7 +26,7 @@ export interface DeliveryWorkerOptions {
   /** Where the backlog gauges go (tokenmeter_webhook_backlog, tokenmeter_webhook_oldest_seconds). */
   metrics?: Pick<Metrics, 'webhookBacklog' | 'webhookOldestSeconds'>;
   /** balance.low's threshold for accounts without their own. */
-  lowBalanceTokens: number;
+  lowBalance: LowBalanceDefault;
   /** A receiver slower than this to answer counts as failed. Default 10000. */
   timeoutMs?: number;
   /** Time between rounds. Default 1000. */
@@ -164,7 +164,7 @@ export class DeliveryWorker {
   }
 
   private applyWants(endpoints: readonly WebhookEndpoint[] | undefined): void {
-    const wants = wantsFor(endpoints, this.o.lowBalanceTokens);
+    const wants = wantsFor(endpoints, this.o.lowBalance);
     for (const w of this.writers) w.wantEvents(wants);
   }
 

@@ -6,14 +6,21 @@
  * just started loses nothing to an endpoint it has not read yet. A change of the endpoints reaches every process before
  * it is answered (WebhookStore.watchEndpoints), so the gates never drop an event caused after it.
  */
-import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, type EventWants, type WebhookEndpoint } from '../store/records/events';
+import {
+  DEFAULT_EVENT_TYPES,
+  EVENT_TYPES,
+  type EventType,
+  type EventWants,
+  type LowBalanceDefault,
+  type WebhookEndpoint,
+} from '../store/records/events';
 
-export function wantsFor(endpoints: readonly WebhookEndpoint[] | undefined, lowBalanceTokens: number): EventWants {
-  if (endpoints === undefined) return { types: new Set<EventType>(EVENT_TYPES), lowBalanceTokens };
-  if (endpoints.length === 0) return { types: new Set<EventType>(), lowBalanceTokens };
+export function wantsFor(endpoints: readonly WebhookEndpoint[] | undefined, lowBalance: LowBalanceDefault): EventWants {
+  if (endpoints === undefined) return { types: new Set<EventType>(EVENT_TYPES), lowBalance };
+  if (endpoints.length === 0) return { types: new Set<EventType>(), lowBalance };
   const types = new Set<EventType>(DEFAULT_EVENT_TYPES);
   if (endpoints.some((e) => e.types.includes('usage.settled'))) types.add('usage.settled');
-  return { types, lowBalanceTokens };
+  return { types, lowBalance };
 }
 
 /** An endpoint's types with `*` spelled out. */

@@ -35,7 +35,14 @@ describe.each(storeKinds)('budget events (%s store)', (kind) => {
 
   async function listening(types: EventType[]): Promise<DeliveryWorker> {
     await webhooks.createEndpoint({ id: `we_${randomBytes(4).toString('hex')}`, url: receiver.url, types, secret: 'whsec_t', created: 1 });
-    const w = new DeliveryWorker({ outbox: s.store, webhooks, logger, lowBalanceTokens: 0, timeoutMs: 2_000, firstRetryMs: 1 });
+    const w = new DeliveryWorker({
+      outbox: s.store,
+      webhooks,
+      logger,
+      lowBalance: { tokens: 0, percent: 20 },
+      timeoutMs: 2_000,
+      firstRetryMs: 1,
+    });
     await w.tick(); // learns what the endpoint wants
     return w;
   }

@@ -41,7 +41,7 @@ describe.each(storeKinds)('usage.settled in batches (%s store)', (kind) => {
       outbox: events.s.store,
       webhooks: events.webhooks,
       logger: createLogger('silent'),
-      lowBalanceTokens: 0,
+      lowBalance: { tokens: 0, percent: 20 },
       pollMs: 50,
     });
     await worker.tick(); // has read the endpoint: usage.settled is written from here on

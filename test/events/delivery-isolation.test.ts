@@ -71,7 +71,7 @@ describe.each(storeKinds)('endpoints delivered independently (%s store)', (kind)
       outbox: events.s.store,
       webhooks: events.webhooks,
       logger,
-      lowBalanceTokens: 0,
+      lowBalance: { tokens: 0, percent: 20 },
       timeoutMs: TIMEOUT_MS,
       firstRetryMs: 1,
       pollMs: 50,

@@ -66,7 +66,7 @@ describe.each(storeKinds)('an endpoint starts receiving at once (%s store)', (ki
 
   /** A running worker; `pollMs` long: it learns of new endpoints only when told. */
   function running(store: Store, webhooks: WebhookBackend, pollMs: number): DeliveryWorker {
-    const w = new DeliveryWorker({ outbox: store, webhooks, logger, lowBalanceTokens: 0, timeoutMs: 2_000, pollMs });
+    const w = new DeliveryWorker({ outbox: store, webhooks, logger, lowBalance: { tokens: 0, percent: 20 }, timeoutMs: 2_000, pollMs });
     w.start();
     workers.push(w);
     return w;

@@ -35,7 +35,15 @@ describe.each(storeKinds)('package expiry events (%s store)', (kind) => {
     await webhooks.createEndpoint({ id: `we_${randomBytes(4).toString('hex')}`, url: receiver.url, types, secret: 'whsec_t', created: 1 });
     const made = Array.from(
       { length: n },
-      () => new DeliveryWorker({ outbox: s.store, webhooks, logger, lowBalanceTokens: 0, timeoutMs: 2_000, packageExpiringDays: 7 }),
+      () =>
+        new DeliveryWorker({
+          outbox: s.store,
+          webhooks,
+          logger,
+          lowBalance: { tokens: 0, percent: 20 },
+          timeoutMs: 2_000,
+          packageExpiringDays: 7,
+        }),
     );
     for (const w of made) await w.tick(); // learns what the endpoint wants (and sweeps once: nothing yet)
     return made;
@@ -109,5 +117,4 @@ describe.each(storeKinds)('package expiry events (%s store)', (kind) => {
     expect(await webhooks.listDeliveries(endpoint.id, 10)).toEqual([]);
     expect(receiver.received).toEqual([]);
   });
-
 });

@@ -51,7 +51,13 @@ describe('webhook events across a Redis restart', () => {
     const webhooks = new RedisWebhookStore(client(), { prefix: 'rs:' });
     const secret = 'whsec_restart';
     await webhooks.createEndpoint({ id: 'we_restart', url: receiver.url, types: ['*'], secret, created: 1 });
-    const worker = new DeliveryWorker({ outbox: store, webhooks, logger: createLogger('silent'), lowBalanceTokens: 0, firstRetryMs: 1 });
+    const worker = new DeliveryWorker({
+      outbox: store,
+      webhooks,
+      logger: createLogger('silent'),
+      lowBalance: { tokens: 0, percent: 20 },
+      firstRetryMs: 1,
+    });
     await worker.tick(); // learns what the endpoint wants
 
     // Queued: handed on to the endpoint's queue, its first attempt refused.

@@ -40,8 +40,16 @@ describe.each(storeKinds)('webhooks (%s store)', (kind) => {
     client?.disconnect();
   });
 
+  // LOW_BALANCE_TOKENS set (100): the same threshold for every account (low-balance-contract.test.ts pins the rule).
   const worker = (lowBalanceTokens = 100) =>
-    new DeliveryWorker({ outbox: s.store, webhooks, logger, lowBalanceTokens, timeoutMs: 2_000, firstRetryMs: 1 });
+    new DeliveryWorker({
+      outbox: s.store,
+      webhooks,
+      logger,
+      lowBalance: { tokens: lowBalanceTokens, percent: 20 },
+      timeoutMs: 2_000,
+      firstRetryMs: 1,
+    });
 
   async function endpoint(types: (EventType | '*')[]) {
     const e = { id: `we_${randomBytes(4).toString('hex')}`, url: receiver.url, types, secret: 'whsec_test', created: 1 };

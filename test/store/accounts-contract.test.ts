@@ -73,7 +73,7 @@ describe.each(storeKinds)('%s store: account port', (kind) => {
     });
 
     it('writes package.granted (source signup) for a trial beside account.created', async () => {
-      s.store.wantEvents({ types: new Set(['account.created', 'package.granted']), lowBalanceTokens: 0 });
+      s.store.wantEvents({ types: new Set(['account.created', 'package.granted']), lowBalance: { percent: 20 } });
       const created = await s.store.createAccount({ ...member('ev@example.com'), trial: { tokens: 7, validDays: null } });
       const id = (created as { account: { id: string } }).account.id;
       const events = await s.store.readEvents(id, 10);

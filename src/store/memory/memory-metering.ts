@@ -172,7 +172,7 @@ export class MemoryMetering implements MeteringStore {
   private settledEvents(acc: Account, s: Settlement, budgets: BudgetView[] | undefined): void {
     const wanted = this.state.wants.types;
     if (wanted.has('usage.settled')) emitEvent(acc, 'usage.settled', usageSettledData(s), s.requestId);
-    if (wanted.has('balance.low')) checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalanceTokens);
+    if (wanted.has('balance.low')) checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalance);
     if (wanted.has('budget.threshold') || wanted.has('budget.exceeded'))
       for (const b of budgets ?? []) checkBudget(acc, b, s.keyId, wanted, false);
   }

@@ -1,7 +1,16 @@
 /** The memory store's event outbox: each account's events, written in the same synchronous step as their cause. */
 import { newId } from '../ids';
 import { periodEnd } from '../../limits/budget';
-import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, packageExpiryData, type EventType, type OutboxEvent } from '../records/events';
+import {
+  BUDGET_THRESHOLD,
+  budgetEventData,
+  lowBalanceData,
+  lowBalanceThreshold,
+  packageExpiryData,
+  type EventType,
+  type LowBalanceDefault,
+  type OutboxEvent,
+} from '../records/events';
 import type { BudgetView } from './memory-budgets';
 import type { Account, AccountEvents } from './memory-records';
 
@@ -18,14 +27,15 @@ export function emitEvent(acc: Account, type: EventType, data: string, id: strin
 }
 
 /**
- * balance.low: written once per crossing below the account's threshold (its own, else `defaultThreshold`), armed
- * again once the balance is back at or above it. `balance`: live packages less debt.
+ * balance.low: written once per crossing below the account's threshold (lowBalanceThreshold), armed again once the
+ * balance is back at or above it. `balance`: live packages less debt. A grant (`credit`) only arms it again, never
+ * writes it: a credit is not the balance running low.
  */
-export function checkLowBalance(acc: Account, balance: number, defaultThreshold: number): void {
+export function checkLowBalance(acc: Account, balance: number, defaults: LowBalanceDefault, credit = false): void {
   const state = eventsOf(acc);
-  const threshold = state.lowAt ?? defaultThreshold;
-  if (balance < threshold) {
-    if (state.low) return;
+  const threshold = lowBalanceThreshold(state.lowAt, acc.lastGrant, defaults);
+  if (threshold !== null && balance < threshold) {
+    if (state.low || credit) return;
     state.low = true;
     emitEvent(acc, 'balance.low', lowBalanceData(acc.record.id, balance, threshold));
   } else state.low = false;

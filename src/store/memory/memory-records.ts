@@ -25,6 +25,8 @@ export interface Account extends Budgeted {
   reservations: Map<string, Reservation>;
   reserved: number;
   debt: number;
+  /** The tokens of its most recent grant (the trial's included), balance.low's default measure; null: never granted. */
+  lastGrant: number | null;
   ledger: UsageRecord[];
   totals: UsageTotals;
   /** The requests settled within the dedup window (memory-rollups.ts). */

@@ -84,6 +84,7 @@ export class MemoryStore implements Store {
       reservations: new Map(),
       reserved: 0,
       debt: 0,
+      lastGrant: trial?.tokens ?? null,
       ledger: [],
       totals: zeroTotals(),
       settled: this.state.settledMarks(),
@@ -187,10 +188,11 @@ export class MemoryStore implements Store {
       created: this.state.seconds(),
     };
     acc.packages.push(pkg);
+    acc.lastGrant = pkg.tokens;
     if (options.once !== undefined) acc.grants.set(options.once, pkg.id);
     if (this.state.wants.types.has('package.granted')) emitEvent(acc, 'package.granted', packageGrantedData(accountId, pkg, options.once));
     if (this.state.wants.types.has('balance.low'))
-      checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalanceTokens);
+      checkLowBalance(acc, this.state.available(acc) + acc.reserved, this.state.wants.lowBalance, true);
     return { kind: 'granted', package: { ...pkg } };
   }
 

@@ -28,11 +28,31 @@ export const DEFAULT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) 
  */
 export interface EventWants {
   types: ReadonlySet<EventType>;
-  /** balance.low's threshold for an account that has none of its own, in tokens. */
-  lowBalanceTokens: number;
+  /** balance.low's threshold for an account that has none of its own. */
+  lowBalance: LowBalanceDefault;
 }
 
-export const NO_EVENTS: EventWants = { types: new Set(), lowBalanceTokens: 0 };
+/** balance.low's threshold for an account without its own (LOW_BALANCE_TOKENS, LOW_BALANCE_PERCENT). */
+export interface LowBalanceDefault {
+  /** The same threshold for every account, in tokens; undefined: `percent` of each account's last grant. */
+  tokens?: number;
+  /** Percent of the account's last grant (the tokens of its most recent credit). */
+  percent: number;
+}
+
+export const NO_EVENTS: EventWants = { types: new Set(), lowBalance: { percent: 0 } };
+
+/**
+ * balance.low's threshold, the same rule in both stores (the Redis one is events/prologue.lua's ev_low_balance): the
+ * account's own (`own`), else the fixed default, else the default percent of its last grant, rounded down; null (no
+ * balance.low) for an account with none of these, one never granted anything. A share of the last grant fits the
+ * account: a 500-token account is not "low" from the start, as it was against one fixed 10,000.
+ */
+export function lowBalanceThreshold(own: number | null, lastGrant: number | null, d: LowBalanceDefault): number | null {
+  if (own !== null) return own;
+  if (d.tokens !== undefined) return d.tokens;
+  return lastGrant === null ? null : Math.floor((lastGrant * d.percent) / 100);
+}
 
 /** An event waiting in its account's outbox, written in the same atomic step as its cause. */
 export interface OutboxEvent {

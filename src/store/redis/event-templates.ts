@@ -5,7 +5,7 @@
  */
 import { periodEnds } from '../../limits/budget';
 import { newId } from '../ids';
-import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, packageExpiryData } from '../records/events';
+import { BUDGET_THRESHOLD, budgetEventData, lowBalanceData, packageExpiryData, type LowBalanceDefault } from '../records/events';
 
 /** `data` (a payload's JSON) with the top-level fields named in `slots` turned into `"$name"` slots. */
 export function payloadTemplate(data: string, slots: readonly string[]): string {
@@ -14,11 +14,15 @@ export function payloadTemplate(data: string, slots: readonly string[]): string 
   return JSON.stringify(payload);
 }
 
-/** balance.low's arguments (lua/events/prologue.lua, ev_low_balance): an event id, the default threshold, the payload. */
-export function lowBalanceEvent(accountId: string, defaultThreshold: number) {
+/**
+ * balance.low's arguments (lua/events/prologue.lua, ev_low_balance): an event id, the default threshold (tokens, ""
+ * when unset, else percent of the last grant), the payload.
+ */
+export function lowBalanceEvent(accountId: string, d: LowBalanceDefault) {
   return {
     id: newId('evt'),
-    threshold: defaultThreshold,
+    tokens: d.tokens ?? '',
+    share: { numerator: d.percent, denominator: 100 },
     data: payloadTemplate(lowBalanceData(accountId, 0, 0), ['balance', 'threshold']),
   };
 }

@@ -90,6 +90,8 @@ export class RedisAccounts implements AccountStore {
       reserved: 0,
       rl: encodeLimits(input.limits),
       bg: encodeBudget(input.budget),
+      // The trial is the account's first grant (balance.low's default threshold is a share of the last).
+      ...(pkg ? { lg: pkg.tokens } : {}),
     };
     await this.accountScripts.tmCreateAccount(
       [this.shared.keys.slot(id, 'a'), this.shared.keys.slot(id, 'p'), this.shared.keys.slot(id, 'g')],
@@ -202,7 +204,7 @@ export class RedisAccounts implements AccountStore {
       granted || low
         ? {
             granted: granted ? { id: newId('evt'), data: packageGrantedData(accountId, { id, ...input }, options.once) } : undefined,
-            low: low ? lowBalanceEvent(accountId, this.outbox.lowBalanceTokens) : undefined,
+            low: low ? lowBalanceEvent(accountId, this.outbox.lowBalance) : undefined,
           }
         : undefined,
     );

@@ -141,7 +141,7 @@ export class RedisMetering implements MeteringStore {
     const exceeded = this.outbox.wanted('budget.exceeded');
     return {
       usage: this.outbox.wanted('usage.settled') ? { id: s.requestId, data: usageSettledData(s) } : undefined,
-      low: this.outbox.wanted('balance.low') ? lowBalanceEvent(s.accountId, this.outbox.lowBalanceTokens) : undefined,
+      low: this.outbox.wanted('balance.low') ? lowBalanceEvent(s.accountId, this.outbox.lowBalance) : undefined,
       budget: threshold || exceeded ? budgetEvents(s.accountId, s.keyId ?? null, { threshold, exceeded }, now) : undefined,
     };
   }

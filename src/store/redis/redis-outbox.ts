@@ -5,7 +5,7 @@
  */
 import { newId } from '../ids';
 import type { EventOutbox } from '../ports/event-outbox';
-import { NO_EVENTS, type EventType, type EventWants, type OutboxEvent } from '../records/events';
+import { NO_EVENTS, type EventType, type EventWants, type LowBalanceDefault, type OutboxEvent } from '../records/events';
 import { packageExpiryTemplate } from './event-templates';
 import { luaScript } from './lua-scripts';
 import { defineScripts, type RunScript } from './define-scripts';
@@ -24,8 +24,8 @@ export class RedisOutbox implements EventOutbox {
   }
 
   /** The balance.low threshold of an account without its own. */
-  get lowBalanceTokens(): number {
-    return this.wants.lowBalanceTokens;
+  get lowBalance(): LowBalanceDefault {
+    return this.wants.lowBalance;
   }
 
   wantEvents(wants: EventWants): void {

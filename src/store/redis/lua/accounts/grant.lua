@@ -2,6 +2,7 @@
 -- none) the grant happens at most once per id: the marker is checked and set in this same step. Refused whole
 -- when the account's live packages would then hold more than max_unspent (2^53 - 1): Lua's numbers are doubles,
 -- exact up to there, and a sum that passes it rounds to at least 2^53, so the comparison itself stays right.
+-- The account's lg is the grant's tokens: balance.low's default threshold is a share of the last grant.
 -- KEYS: a p g. A: id (the package's), tokens, expires_at (0 never), once, max_unspent.
 -- Reply: {'ok', remaining, created} | {'duplicate', package id, package value or false} | {'not_found'} | {'limit'}.
 --#include helpers/args.lua
@@ -18,5 +19,6 @@ local remaining = tokens - paid
 if live_balance(KEYS[2]) + remaining > A.max_unspent then return {'limit'} end
 if A.once ~= '' then redis.call('HSET', KEYS[3], A.once, A.id) end
 if paid > 0 then redis.call('HINCRBY', KEYS[1], 'debt', -paid) end
+redis.call('HSET', KEYS[1], 'lg', tokens)
 redis.call('HSET', KEYS[2], A.id, string.format('%d:%d:%d:%d', remaining, A.expires_at, tokens, now_s))
 return {'ok', remaining, now_s}

@@ -12,23 +12,36 @@ local function ev_emit(id, type, data)
   ev_written = ev_written + 1
   redis.call('XADD', ev_stream, '*', 'id', id, 'type', type, 'created', redis.call('TIME')[1], 'data', data)
 end
--- balance.low: live packages less debt, against the account's threshold; written once per crossing below it, and
--- armed again only once the balance is back at or above it. low: {id, threshold (the default), data (slots: balance,
--- threshold)}.
-local function ev_low_balance(low)
+-- balance.low: live packages less debt, against the account's threshold: its own (low_at), else the default tokens,
+-- else the default percent of its last grant (lg), rounded down; none for an account never granted anything (as
+-- records/events.ts's lowBalanceThreshold). An account granted before lg was kept has its newest package (by its
+-- created second) stand for its last grant, so an upgrade leaves none without a threshold. Written once per crossing
+-- below it, and armed again only once the balance is back at or above it; a grant (credit) only arms it again.
+-- low: {id, tokens (the default, "" for none), share (the default percent as {numerator, denominator}), data (slots:
+-- balance, threshold)}.
+local function ev_low_balance(low, credit)
   local a = ev_slot .. 'a'
-  local st = redis.call('HMGET', a, 'low_at', 'low', 'debt')
+  local st = redis.call('HMGET', a, 'low_at', 'low', 'debt', 'lg')
   if st[3] == false then return end
-  local threshold = (st[1] and st[1] ~= '') and tonumber(st[1]) or low.threshold
   local now = tonumber(redis.call('TIME')[1])
   local balance = -tonumber(st[3])
+  local newest, last = -1, nil
   for _, v in ipairs(redis.call('HVALS', ev_slot .. 'p')) do
-    local rem, exp = string.match(v, '^(%d+):(%d+)')
+    local rem, exp, tokens, created = string.match(v, '^(%d+):(%d+):?(%d*):?(%d*)')
     exp = tonumber(exp)
     if exp == 0 or exp > now then balance = balance + tonumber(rem) end
+    created = tonumber(created) or 0
+    if tokens ~= '' and created > newest then newest, last = created, tonumber(tokens) end
   end
-  if balance < threshold then
-    if st[2] ~= '1' then
+  local threshold
+  if st[1] and st[1] ~= '' then threshold = tonumber(st[1])
+  elseif low.tokens ~= '' then threshold = low.tokens
+  else
+    local lg = st[4] and tonumber(st[4]) or last
+    if lg then threshold = math.floor(lg * low.share.numerator / low.share.denominator) end
+  end
+  if threshold and balance < threshold then
+    if st[2] ~= '1' and not credit then
       redis.call('HSET', a, 'low', '1')
       ev_emit(low.id, 'balance.low', fill(low.data, { balance = balance, threshold = threshold }))
     end
