@@ -12,7 +12,6 @@ import { bytesEqual } from './model-rewriter';
 import type { AnswerIds, LineScan, StreamDialect } from './pipeline/endpoint';
 import { StreamedText } from './streamed-text';
 import type { Usage } from './usage';
-
 export type { Usage } from './usage';
 
 export interface SseTapOptions {
