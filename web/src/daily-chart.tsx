@@ -75,7 +75,14 @@ function plotOf(models: string[], perModel: number[][], times: number[], width: 
 
 const NUMBER_COLUMNS: Column<DailyUsageObject>[] = [
   { label: 'Day (UTC)', class: 'nowrap', cell: (r) => r.date },
-  { label: 'Model', cell: (r) => r.model },
+  {
+    label: 'Model',
+    cell: (r) => (
+      <code class="model" title={r.model}>
+        {r.model}
+      </code>
+    ),
+  },
   { label: 'Requests', cell: (r) => tokens(r.requests) },
   { label: 'Charged tokens', cell: (r) => tokens(r.charged_tokens) },
 ];

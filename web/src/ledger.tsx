@@ -87,7 +87,6 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
   return [
     {
       label: 'Time',
-      class: 'nowrap',
       cell: (r) => (
         <time dateTime={isoTime(r.created)} title={isoTime(r.created)}>
           {dateTimeWithZone(r.created)}
@@ -101,11 +100,20 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
       cell: (r) => (r.key_id === null ? '(no key)' : <Named name={keyName(r)} id={r.key_id} />),
       csv: { key_id: (r) => r.key_id ?? '', key: (r) => (r.key_id === null ? '(no key)' : (keyName(r) ?? r.key_id)) },
     },
-    { label: 'Model', cell: (r) => r.model, csv: { model: (r) => r.model } },
+    {
+      label: 'Model',
+      cell: (r) => (
+        <code class="model" title={r.model}>
+          {r.model}
+        </code>
+      ),
+      csv: { model: (r) => r.model },
+    },
     // The CSV keeps its columns' places: the endpoint goes in after the status (before the account's email).
-    { label: 'Endpoint', cell: (r) => r.endpoint },
+    { label: 'Endpoint', minor: true, cell: (r) => r.endpoint },
     {
       label: 'Prompt',
+      minor: true,
       cell: (r) => (
         <>
           {tokens(r.prompt_tokens)}
@@ -117,6 +125,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
     },
     {
       label: 'Completion',
+      minor: true,
       cell: (r) => (
         <>
           {tokens(r.completion_tokens)}
@@ -145,6 +154,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
     },
     {
       label: 'Status',
+      minor: true,
       cell: (r) => (
         <>
           {r.status}

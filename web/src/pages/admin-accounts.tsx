@@ -14,10 +14,10 @@ const COLUMNS: Column<AccountListItemObject>[] = [
     label: 'Account',
     cell: (a) => (
       <>
-        <strong>{a.email ?? '(no email: API only)'}</strong>
+        <strong class="email">{a.email ?? '(no email: API only)'}</strong>
         {a.name && <span> · {a.name}</span>}
         <br />
-        <span class="muted nowrap">
+        <span class="muted">
           <code class="id" title={a.id}>
             {a.id}
           </code>{' '}
@@ -26,7 +26,7 @@ const COLUMNS: Column<AccountListItemObject>[] = [
       </>
     ),
   },
-  { label: 'Role', cell: (a) => a.role },
+  { label: 'Role', minor: true, cell: (a) => a.role },
   {
     label: 'Balance',
     cell: (a) => (

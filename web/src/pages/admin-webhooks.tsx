@@ -17,12 +17,14 @@ const endpointColumns: Column<WebhookEndpointObject>[] = [
       <>
         <span class="url">{e.url}</span>
         <br />
-        <code class="id muted">{e.id}</code>
+        <code class="id muted" title={e.id}>
+          {e.id}
+        </code>
       </>
     ),
   },
   { label: 'Events', cell: (e) => e.events.join(', ') },
-  { label: 'Created', class: 'nowrap', cell: (e) => date(e.created) },
+  { label: 'Created', class: 'nowrap', minor: true, cell: (e) => date(e.created) },
 ];
 
 const when = (at: number) => (

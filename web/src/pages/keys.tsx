@@ -44,18 +44,27 @@ const when = (t: number) => (
 
 const COLUMNS: Column<OwnKeyObject>[] = [
   { label: 'Name', cell: (k) => k.name || <span class="muted">(no name)</span> },
-  { label: 'Prefix', class: 'nowrap', cell: (k) => <code>{k.prefix}…</code> },
-  { label: 'Created', class: 'nowrap', cell: (k) => when(k.created) },
+  {
+    label: 'Prefix',
+    class: 'nowrap',
+    cell: (k) => (
+      <code class="id" title={k.prefix}>
+        {k.prefix}…
+      </code>
+    ),
+  },
+  { label: 'Created', class: 'nowrap', minor: true, cell: (k) => when(k.created) },
   { label: 'Last used', class: 'nowrap', cell: (k) => (k.last_used ? when(k.last_used) : 'never') },
   { label: 'Spent', cell: (k) => tokens(k.spent) },
-  { label: 'Cap', cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
+  { label: 'Cap', minor: true, cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
   {
     label: 'Budget',
+    minor: true,
     // When it renews, in the title: the table has no room for another time.
     cell: (k) => <span title={k.budget ? `renews ${isoTime(k.budget.resets_at)}` : undefined}>{budgetText(k.budget)}</span>,
   },
-  { label: 'Models', cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
-  { label: 'Limits', cell: (k) => limitsText(k.limits) },
+  { label: 'Models', minor: true, cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
+  { label: 'Limits', minor: true, cell: (k) => limitsText(k.limits) },
   {
     label: 'Status',
     cell: (k) => {
