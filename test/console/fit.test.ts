@@ -53,9 +53,11 @@ const MISFITS = `(() => {
     if (style.textOverflow === 'ellipsis' && titled && titled.title.includes(el.textContent.trim())) continue;
     problems.push((style.overflowX === 'visible' ? 'spills out of its box: ' : 'cut: ') + name(el));
   }
-  // Ids, prefixes and paths in a table stay on one line (a model id broken over three lines is read as three words).
+  // Ids, prefixes and paths in a table stay on one line (a model id broken over three lines is read as three words);
+  // only the model page's card heading on a phone may break a model id, after its slash.
   for (const code of document.querySelectorAll('main td code, main th code')) {
     if (code.offsetParent === null) continue;
+    if (innerWidth < 768 && code.closest('th.model-name') && code.querySelector('wbr')) continue;
     const range = document.createRange();
     range.selectNodeContents(code);
     const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;

@@ -5,7 +5,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { DailyUsageObject } from './api-types';
-import { tokens } from './format';
+import { counted, tokens } from './format';
 import { ListTable, type Column } from './list-table';
 import { Empty } from './ui';
 
@@ -65,7 +65,12 @@ function plotOf(models: string[], perModel: number[][], times: number[], width: 
           paths: bars,
           points: { show: false },
           value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) =>
-            idx == null ? `${tokens(perModel[m].reduce((a, b) => a + b, 0))} tokens` : tokens(perModel[m][idx]),
+            idx == null
+              ? counted(
+                  perModel[m].reduce((a, b) => a + b, 0),
+                  'token',
+                )
+              : tokens(perModel[m][idx]),
         })),
       ],
     },

@@ -6,7 +6,7 @@ import type { OperatorUsageObject, UsageObject } from './api-types';
 /** A ledger row: the account holder's own record, or the operator's, which names who made it. */
 type LedgerRecord = UsageObject & Partial<Pick<OperatorUsageObject, 'account_email' | 'key_name'>>;
 import { downloadText } from './download';
-import { dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
+import { counted, dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
 import { FilterForm } from './ledger-filters';
 import { ListTable, tableCsv, type Column } from './list-table';
 import { Empty, ErrorNote, Named, formValue, useAction } from './ui';
@@ -171,7 +171,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
 
 /** The totals row's words: the totals are of the rows on screen, and say so when older ones are not loaded. */
 function totalLabel(shown: number, more: boolean): string {
-  const requests = shown === 1 ? '1 request' : `${tokens(shown)} requests`;
+  const requests = counted(shown, 'request');
   return more ? `Total of the ${requests} shown (older ones not loaded)` : `Total of ${requests}`;
 }
 
