@@ -262,7 +262,9 @@ describe('the console in Chromium', () => {
     const { page } = w;
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await settledPage(page, 'API keys');
-    await page.getByRole('button', { name: `Revoke ${ATTACK}` }).click();
+    // Revoking is in the key's More menu, and asks first.
+    await page.getByRole('button', { name: `More actions for ${ATTACK}` }).click();
+    await page.getByRole('menuitem', { name: 'Revoke' }).click();
     await page.getByRole('button', { name: 'Revoke key' }).waitFor();
     await review(w, 'keys-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke key' }).click();
@@ -305,9 +307,11 @@ describe('the console in Chromium', () => {
     // The dialog gives focus back to the button that opened it.
     await focusReaches('Create key');
 
-    await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
+    await page.getByRole('button', { name: 'More actions for keyboard' }).focus();
     await page.keyboard.press('Enter');
-    // The confirmation takes focus; Enter answers it.
+    // The menu's item takes focus, then the confirmation; Enter answers each.
+    await focusReaches('Revoke');
+    await page.keyboard.press('Enter');
     await focusReaches('Revoke key');
     await page.keyboard.press('Enter');
     await page.locator('table.list tbody tr').filter({ hasText: 'keyboard' }).locator('.status.revoked').waitFor();
