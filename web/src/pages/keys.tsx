@@ -48,11 +48,7 @@ const COLUMNS: Column<OwnKeyObject>[] = [
   {
     label: 'Prefix',
     class: 'nowrap',
-    cell: (k) => (
-      <code class="id" title={k.prefix}>
-        {k.prefix}…
-      </code>
-    ),
+    cell: (k) => <code>{k.prefix}…</code>,
   },
   { label: 'Created', class: 'nowrap', minor: true, cell: (k) => when(k.created) },
   { label: 'Last used', class: 'nowrap', cell: (k) => (k.last_used ? when(k.last_used) : 'never') },
