@@ -74,6 +74,9 @@ const MISFITS = `(() => {
       if (height > 420) problems.push('a record’s card is ' + Math.round(height) + ' px tall: "' + row.textContent.trim().slice(0, 40) + '"');
     }
   }
+  // Counts agree with their nouns: never "1 tokens".
+  const plural = /(^|[^\\d.,])1 (tokens|requests|codes|keys|models|accounts|days)\\b/.exec(document.body.innerText);
+  if (plural) problems.push('a count disagrees with its noun: "' + plural[0].trim() + '"');
   return [...new Set(problems)];
 })()`;
 
