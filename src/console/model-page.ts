@@ -98,18 +98,38 @@ function embeddingsCell(m: ModelObject): Html {
   </dl>`;
 }
 
+/** A model id may break after its slash, and only there (a phone too narrow for the whole id on one line). */
+function modelId(id: string): Html {
+  const slash = id.indexOf('/');
+  return slash < 0 ? html`<code>${id}</code>` : html`<code>${id.slice(0, slash + 1)}<wbr />${id.slice(slash + 1)}</code>`;
+}
+
+/**
+ * A model's row: what a reader compares first (the id, its sizes, endpoints, what it costs and draws) in columns; its
+ * capabilities behind a Details toggle under the id, so the table fits a laptop's column.
+ */
 function modelRow(m: ModelObject, snippets: string | undefined): Html {
   const c = m.capabilities;
   return html`<tr>
-    <th scope="row" data-label="Model"><code>${m.id}</code><br /><span class="muted">by ${m.owned_by}</span></th>
-    <td data-label="Context length">${count(m.context_length)} tokens</td>
-    <td data-label="Most output">
-      ${m.max_output_tokens === undefined ? html`<span class="muted">no output</span>` : `${count(m.max_output_tokens)} tokens`}
+    <th scope="row" data-label="Model" class="model-name">
+      ${modelId(m.id)}<br /><span class="muted">by ${m.owned_by}</span>
+      <details>
+        <summary>${c ? 'Capabilities' : 'What it makes'}</summary>
+        ${c ? capabilityList(c, m.hosted_tools) : embeddingsCell(m)}
+      </details>
+    </th>
+    <td data-label="Context length">
+      <span class="nowrap">${count(m.context_length)} tokens</span><br />
+      <span class="muted"
+        >${m.max_output_tokens === undefined ? 'no output' : html`at most <span class="nowrap">${count(m.max_output_tokens)} tokens</span> out`}</span
+      >
     </td>
     <td data-label="Endpoints">${endpointList(m.endpoints, snippets)}</td>
-    <td data-label="Capabilities">${c ? capabilityList(c, m.hosted_tools) : embeddingsCell(m)}</td>
-    <td data-label="Draws from a package">${drawn(m.quota_weight)}</td>
-    <td data-label="Pricing">${price(m.pricing)}</td>
+    <td data-label="Pricing">
+      ${price(m.pricing)}
+      <p class="draws">Draws from a package:</p>
+      ${drawn(m.quota_weight)}
+    </td>
   </tr>`;
 }
 
@@ -150,8 +170,8 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer, origi
   const body =
     models.length === 0
       ? html`<p class="empty">No models are served right now.</p>`
-      : // Focusable and named: a keyboard scrolls the wide table sideways, and a screen reader announces the region.
-        html`<div class="table-wrap" tabindex="0" role="region" aria-label="Models">
+      : // Named: a screen reader announces the region.
+        html`<div class="table-wrap" role="region" aria-label="Models">
           <table class="models">
             <caption>
               ${models.length === 1 ? '1 model' : `${models.length} models`}
@@ -160,10 +180,7 @@ export function modelPage(models: readonly ModelObject[], viewer?: Viewer, origi
               <tr>
                 <th scope="col">Model</th>
                 <th scope="col">Context length</th>
-                <th scope="col">Most output</th>
                 <th scope="col">Endpoints</th>
-                <th scope="col">Capabilities</th>
-                <th scope="col">Draws from a package</th>
                 <th scope="col">Pricing</th>
               </tr>
             </thead>

@@ -34,7 +34,7 @@ export function topbar(current: string, viewer: Viewer | undefined): Html {
         ${links([MODELS_PAGE], current)}
       </nav>
       <div class="who">
-        <span class="muted">${viewer.email ?? ''}</span>
+        <span class="muted" title="${viewer.email ?? ''}">${viewer.email ?? ''}</span>
         <form method="post" action="/console/api/logout">
           <button type="submit" class="link">Sign out</button>
         </form>

@@ -45,6 +45,8 @@ describe('the model page in Chromium', () => {
     await page.goto(`${proxy.url}/console/models`);
     const rows = page.locator('table.models tbody tr');
     await expect(rows.count()).resolves.toBe(2);
+    // Each model's capabilities are behind its Details toggle, which opens without JavaScript.
+    for (const summary of await page.locator('table.models tbody summary').all()) await summary.click();
     const first = await rows.nth(0).innerText();
     expect(first).toContain('meta/llama-3.1-8b-instruct');
     expect(first).toContain('131,072 tokens');

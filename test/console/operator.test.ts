@@ -240,7 +240,13 @@ describe('the operator console in Chromium', () => {
     // The row reads its account again before saying so: the balance shown is the new one.
     expect(await balance()).toBe(before + 1000);
 
-    await page.getByRole('button', { name: `Disable ${MEMBER.email}` }).click();
+    // Disabling is in the account's More menu, and asks first; enabling again is a button.
+    await page.getByRole('button', { name: `More actions for ${MEMBER.email}` }).click();
+    await page.getByRole('menuitem', { name: 'Disable' }).click();
+    await page
+      .getByRole('group', { name: `Confirm disabling ${MEMBER.email}` })
+      .getByRole('button', { name: 'Disable account' })
+      .click();
     await page.getByRole('button', { name: `Enable ${MEMBER.email}` }).waitFor();
     await expect(rows.first().locator('.status').innerText()).resolves.toBe('disabled');
     await review(w, 'admin-accounts');

@@ -193,7 +193,8 @@ describe('the console in Chromium', () => {
     const row = page.locator('table.list tbody tr').first();
     await expect(row.locator('td').first().innerText()).resolves.toBe(ATTACK);
     await expect(page.locator('main img').count()).resolves.toBe(0);
-    await expect(row.innerText()).resolves.toContain('20,000');
+    // The cap, models, limits and budget are behind the row's Details toggle at this width (under the open dialog).
+    await expect(row.locator('td.row-more').textContent()).resolves.toMatch(/Cap\s*20,000/);
     await expect(row.locator('td[data-label="Models"]').innerText()).resolves.toBe(MODEL);
     await expect(row.locator('td[data-label="Limits"]').innerText()).resolves.toBe('60 requests/min, 2 at once');
     await expect(row.locator('td[data-label="Budget"]').innerText()).resolves.toBe('0 of 100,000 this week');
@@ -270,7 +271,9 @@ describe('the console in Chromium', () => {
     const { page } = w;
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await settledPage(page, 'API keys');
-    await page.getByRole('button', { name: `Revoke ${ATTACK}` }).click();
+    // Revoking is in the key's More menu, and asks first.
+    await page.getByRole('button', { name: `More actions for ${ATTACK}` }).click();
+    await page.getByRole('menuitem', { name: 'Revoke' }).click();
     await page.getByRole('button', { name: 'Revoke key' }).waitFor();
     await review(w, 'keys-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke key' }).click();
@@ -313,9 +316,11 @@ describe('the console in Chromium', () => {
     // The dialog gives focus back to the button that opened it.
     await focusReaches('Create key');
 
-    await page.getByRole('button', { name: 'Revoke keyboard' }).focus();
+    await page.getByRole('button', { name: 'More actions for keyboard' }).focus();
     await page.keyboard.press('Enter');
-    // The confirmation takes focus; Enter answers it.
+    // The menu's item takes focus, then the confirmation; Enter answers each.
+    await focusReaches('Revoke');
+    await page.keyboard.press('Enter');
     await focusReaches('Revoke key');
     await page.keyboard.press('Enter');
     await page.locator('table.list tbody tr').filter({ hasText: 'keyboard' }).locator('.status.revoked').waitFor();

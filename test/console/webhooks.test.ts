@@ -106,15 +106,20 @@ describe('the webhooks page in Chromium', () => {
       await expect(delivery.innerText()).resolves.toMatch(/delivered[\s\S]*2 \(HTTP 200\)/);
     }, 10_000);
 
-    // Delete asks first; Cancel keeps the endpoint, confirming removes it from the page and from the API.
-    await row.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+    // Delete is in the endpoint's More menu and asks first; Cancel keeps the endpoint, confirming removes it from the
+    // page and from the API.
+    const deleteFromMenu = async () => {
+      await row.getByRole('button', { name: `More actions for ${hookUrl}` }).click();
+      await row.getByRole('menuitem', { name: 'Delete' }).click();
+    };
+    await deleteFromMenu();
     const confirm = page.getByRole('group', { name: `Confirm deleting the endpoint ${hookUrl}` });
     await confirm.waitFor();
     await review(w, 'admin-webhooks-delete-confirm');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     await confirm.waitFor({ state: 'detached' });
     expect((await adminCall(url, ADMIN_TOKEN, 'GET', '/admin/webhooks')).data).toHaveLength(1);
-    await row.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+    await deleteFromMenu();
     await confirm.getByRole('button', { name: 'Delete endpoint' }).click();
     await page.getByText('No webhook endpoints yet.').waitFor();
     // Its deliveries went with it: the section showing them is gone too.

@@ -122,7 +122,9 @@ export function App() {
         </nav>
         {signedIn && (
           <div class="who">
-            <span class="muted">{session.me.email}</span>
+            <span class="muted" title={session.me.email ?? undefined}>
+              {session.me.email}
+            </span>
             <button type="button" class="link" onClick={signOut}>
               Sign out
             </button>

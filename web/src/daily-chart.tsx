@@ -5,7 +5,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { DailyUsageObject } from './api-types';
-import { tokens } from './format';
+import { counted, tokens } from './format';
 import { ListTable, type Column } from './list-table';
 import { Empty } from './ui';
 
@@ -65,7 +65,12 @@ function plotOf(models: string[], perModel: number[][], times: number[], width: 
           paths: bars,
           points: { show: false },
           value: (_u: uPlot, _v: number | null, _s: number, idx: number | null) =>
-            idx == null ? `${tokens(perModel[m].reduce((a, b) => a + b, 0))} tokens` : tokens(perModel[m][idx]),
+            idx == null
+              ? counted(
+                  perModel[m].reduce((a, b) => a + b, 0),
+                  'token',
+                )
+              : tokens(perModel[m][idx]),
         })),
       ],
     },
@@ -75,7 +80,14 @@ function plotOf(models: string[], perModel: number[][], times: number[], width: 
 
 const NUMBER_COLUMNS: Column<DailyUsageObject>[] = [
   { label: 'Day (UTC)', class: 'nowrap', cell: (r) => r.date },
-  { label: 'Model', cell: (r) => r.model },
+  {
+    label: 'Model',
+    cell: (r) => (
+      <code class="model" title={r.model}>
+        {r.model}
+      </code>
+    ),
+  },
   { label: 'Requests', cell: (r) => tokens(r.requests) },
   { label: 'Charged tokens', cell: (r) => tokens(r.charged_tokens) },
 ];

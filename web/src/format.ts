@@ -3,6 +3,8 @@
 const DAY = 86_400;
 
 export const tokens = (n: number): string => n.toLocaleString('en-US');
+/** A number with its noun, singular for exactly one: "1 token", "2 tokens", "1,000 requests". */
+export const counted = (n: number, one: string, many = `${one}s`): string => `${tokens(n)} ${n === 1 ? one : many}`;
 
 export function date(unixSeconds: number | null | undefined): string {
   if (unixSeconds === null || unixSeconds === undefined) return '—';

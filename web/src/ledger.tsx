@@ -6,7 +6,7 @@ import type { OperatorUsageObject, UsageObject } from './api-types';
 /** A ledger row: the account holder's own record, or the operator's, which names who made it. */
 type LedgerRecord = UsageObject & Partial<Pick<OperatorUsageObject, 'account_email' | 'key_name'>>;
 import { downloadText } from './download';
-import { dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
+import { counted, dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
 import { FilterForm } from './ledger-filters';
 import { ListTable, tableCsv, type Column } from './list-table';
 import { Empty, ErrorNote, Named, formValue, useAction } from './ui';
@@ -87,7 +87,6 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
   return [
     {
       label: 'Time',
-      class: 'nowrap',
       cell: (r) => (
         <time dateTime={isoTime(r.created)} title={isoTime(r.created)}>
           {dateTimeWithZone(r.created)}
@@ -101,11 +100,20 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
       cell: (r) => (r.key_id === null ? '(no key)' : <Named name={keyName(r)} id={r.key_id} />),
       csv: { key_id: (r) => r.key_id ?? '', key: (r) => (r.key_id === null ? '(no key)' : (keyName(r) ?? r.key_id)) },
     },
-    { label: 'Model', cell: (r) => r.model, csv: { model: (r) => r.model } },
+    {
+      label: 'Model',
+      cell: (r) => (
+        <code class="model" title={r.model}>
+          {r.model}
+        </code>
+      ),
+      csv: { model: (r) => r.model },
+    },
     // The CSV keeps its columns' places: the endpoint goes in after the status (before the account's email).
-    { label: 'Endpoint', cell: (r) => r.endpoint },
+    { label: 'Endpoint', minor: true, cell: (r) => r.endpoint },
     {
       label: 'Prompt',
+      minor: true,
       cell: (r) => (
         <>
           {tokens(r.prompt_tokens)}
@@ -117,6 +125,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
     },
     {
       label: 'Completion',
+      minor: true,
       cell: (r) => (
         <>
           {tokens(r.completion_tokens)}
@@ -145,6 +154,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
     },
     {
       label: 'Status',
+      minor: true,
       cell: (r) => (
         <>
           {r.status}
@@ -161,7 +171,7 @@ function ledgerColumns(props: LedgerProps): Column<LedgerRecord>[] {
 
 /** The totals row's words: the totals are of the rows on screen, and say so when older ones are not loaded. */
 function totalLabel(shown: number, more: boolean): string {
-  const requests = shown === 1 ? '1 request' : `${tokens(shown)} requests`;
+  const requests = counted(shown, 'request');
   return more ? `Total of the ${requests} shown (older ones not loaded)` : `Total of ${requests}`;
 }
 

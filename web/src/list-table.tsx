@@ -1,7 +1,8 @@
 /**
  * The console's one table of records: a header row, a row per record, the row's actions under a visually hidden
- * "Actions" header; on a narrow screen each row becomes a card whose cells carry their column's label. The same
- * columns make the CSV export, so a table and its download cannot drift apart.
+ * "Actions" header; on a narrow screen each row becomes a card whose cells carry their column's label. Minor columns
+ * show as columns only on a wide screen; elsewhere they sit behind each row's Details toggle, so the table fits its
+ * column. The same columns make the CSV export, so a table and its download cannot drift apart.
  */
 import type { ComponentChildren } from 'preact';
 import { toCsv, type CsvValue } from './download';
@@ -12,6 +13,8 @@ export interface Column<T> {
   cell?: (row: T) => ComponentChildren;
   /** Classes of the column's cells (`nowrap`, `num`). */
   class?: string;
+  /** A column a reader can do without at a glance: its own column on a wide screen, else behind the row's Details. */
+  minor?: boolean;
   /** The column's cell in the totals row, from every row shown; unset: empty there. */
   total?: (rows: readonly T[]) => ComponentChildren;
   /** The column's fields in the CSV, by header, in order (one cell may show several); unset: not exported. */
@@ -31,15 +34,22 @@ export interface ListTableProps<T> {
 
 export function ListTable<T>({ columns, rows, rowKey, rowClass, actions, totalLabel }: ListTableProps<T>) {
   const shown = columns.filter((c) => c.cell !== undefined);
+  const minor = shown.filter((c) => c.minor);
+  const cellClass = (c: Column<T>) => [c.class, c.minor && 'minor'].filter(Boolean).join(' ') || undefined;
   return (
     <table class="list">
       <thead>
         <tr>
           {shown.map((c) => (
-            <th key={c.label} scope="col">
+            <th key={c.label} scope="col" class={c.minor ? 'minor' : undefined}>
               {c.label}
             </th>
           ))}
+          {minor.length > 0 && (
+            <th scope="col" class="row-more">
+              Details
+            </th>
+          )}
           {actions && (
             <th scope="col">
               <span class="visually-hidden">Actions</span>
@@ -51,10 +61,25 @@ export function ListTable<T>({ columns, rows, rowKey, rowClass, actions, totalLa
         {rows.map((row) => (
           <tr key={rowKey(row)} class={rowClass?.(row)}>
             {shown.map((c) => (
-              <td key={c.label} data-label={c.label} class={c.class}>
+              <td key={c.label} data-label={c.label} class={cellClass(c)}>
                 {c.cell!(row)}
               </td>
             ))}
+            {minor.length > 0 && (
+              <td class="row-more">
+                <details>
+                  <summary>Details</summary>
+                  <dl class="pairs">
+                    {minor.map((c) => (
+                      <div key={c.label}>
+                        <dt>{c.label}</dt>
+                        <dd>{c.cell!(row)}</dd>
+                      </div>
+                    ))}
+                  </dl>
+                </details>
+              </td>
+            )}
             {actions && <td class="actions">{actions(row)}</td>}
           </tr>
         ))}
@@ -68,11 +93,12 @@ export function ListTable<T>({ columns, rows, rowKey, rowClass, actions, totalLa
                   {totalLabel}
                 </th>
               ) : (
-                <td key={c.label} data-label={c.label} class={c.class}>
+                <td key={c.label} data-label={c.label} class={cellClass(c)}>
                   {c.total?.(rows)}
                 </td>
               ),
             )}
+            {minor.length > 0 && <td class="row-more" />}
             {actions && <td />}
           </tr>
         </tfoot>

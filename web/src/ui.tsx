@@ -119,7 +119,9 @@ export function formValue(form: HTMLFormElement, name: string): string {
 /** A record as people know it (an email, a key's name), its id in the title; the id itself, cut short, without a name. */
 export function Named({ name, id }: { name: string | null | undefined; id: string }) {
   return name ? (
-    <span title={id}>{name}</span>
+    <span class="named" title={id}>
+      {name}
+    </span>
   ) : (
     <code class="id" title={id}>
       {id}

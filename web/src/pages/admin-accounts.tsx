@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { AccountListItemObject } from '../api-types';
-import { date, endOfDay, tokens } from '../format';
+import { counted, date, endOfDay, tokens } from '../format';
+import { DangerMenu } from '../danger-menu';
 import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
@@ -12,12 +13,13 @@ const PAGE = 50;
 const COLUMNS: Column<AccountListItemObject>[] = [
   {
     label: 'Account',
+    class: 'breakable',
     cell: (a) => (
       <>
-        <strong>{a.email ?? '(no email: API only)'}</strong>
+        <strong class="email">{a.email ?? '(no email: API only)'}</strong>
         {a.name && <span> · {a.name}</span>}
         <br />
-        <span class="muted nowrap">
+        <span class="muted">
           <code class="id" title={a.id}>
             {a.id}
           </code>{' '}
@@ -26,7 +28,7 @@ const COLUMNS: Column<AccountListItemObject>[] = [
       </>
     ),
   },
-  { label: 'Role', cell: (a) => a.role },
+  { label: 'Role', minor: true, cell: (a) => a.role },
   {
     label: 'Balance',
     cell: (a) => (
@@ -105,9 +107,9 @@ function AccountActions(props: { account: AccountListItemObject; self: boolean; 
   const [granting, setGranting] = useState(false);
   const [granted, setGranted] = useState<string>();
   const who = a.email ?? (a.name || a.id);
-  const toggle = () =>
+  const setStatus = (status: 'active' | 'disabled') =>
     action.run(async () => {
-      await api.admin.setStatus(a.id, a.status === 'active' ? 'disabled' : 'active');
+      await api.admin.setStatus(a.id, status);
       props.onChanged(await api.admin.account(a.id));
     });
   const grant = (event: SubmitEvent) => {
@@ -120,23 +122,12 @@ function AccountActions(props: { account: AccountListItemObject; self: boolean; 
       const updated = await api.admin.account(a.id);
       setGranting(false);
       props.onChanged(updated);
-      setGranted(`Granted ${tokens(amount)} tokens to ${who}.`);
+      setGranted(`Granted ${counted(amount, 'token')} to ${who}.`);
     });
   };
   return (
     <>
       <div class="buttons">
-        {!props.self && (
-          <button
-            type="button"
-            class={a.status === 'active' ? 'danger' : 'secondary'}
-            onClick={toggle}
-            disabled={action.busy}
-            aria-label={`${a.status === 'active' ? 'Disable' : 'Enable'} ${who}`}
-          >
-            {a.status === 'active' ? 'Disable' : 'Enable'}
-          </button>
-        )}
         <button
           type="button"
           class="secondary"
@@ -146,6 +137,29 @@ function AccountActions(props: { account: AccountListItemObject; self: boolean; 
         >
           Grant tokens
         </button>
+        {/* Enabling undoes nothing: a button. Disabling stops the account's keys at once: in the menu, after a question. */}
+        {!props.self && a.status !== 'active' && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => void setStatus('active')}
+            disabled={action.busy}
+            aria-label={`Enable ${who}`}
+          >
+            Enable
+          </button>
+        )}
+        {!props.self && a.status === 'active' && (
+          <DangerMenu
+            subject={who}
+            item="Disable"
+            question="Disable it? Its keys are refused at once, and it cannot sign in until enabled again."
+            confirm="Disable account"
+            confirmName={`Confirm disabling ${who}`}
+            busy={action.busy}
+            run={() => setStatus('disabled')}
+          />
+        )}
       </div>
       {granting && (
         <form class="inline-form" onSubmit={grant} aria-label={`Grant a package to ${who}`}>

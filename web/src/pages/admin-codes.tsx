@@ -4,7 +4,7 @@ import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CodeObject, GeneratedCodeObject, ProductObject } from '../api-types';
 import { downloadText } from '../download';
-import { date, endOfDay, isoTime, shortDateTime, tokens } from '../format';
+import { counted, date, endOfDay, isoTime, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, Named, Notice, PageTitle, formValue, useAction, useResource, type Resource } from '../ui';
 
@@ -86,7 +86,7 @@ function GenerateForm(props: {
           {products.state === 'ready' &&
             products.data.map((p) => (
               <option key={p.id} value={p.id}>
-                {p.name} ({tokens(p.tokens)} tokens)
+                {p.name} ({counted(p.tokens, 'token')})
               </option>
             ))}
         </select>
@@ -152,7 +152,7 @@ export function AdminCodes(_props: PageProps) {
       <PageTitle title="Redemption codes">Redemption codes</PageTitle>
       {batch ? (
         <section class="panel secret" aria-labelledby="batch-title">
-          <h2 id="batch-title">{batch.length === 1 ? '1 code generated' : `${batch.length} codes generated`}</h2>
+          <h2 id="batch-title">{counted(batch.length, 'code')} generated</h2>
           <p class="warning">
             <strong>Download them now: they are shown only this once.</strong> The server keeps only their hashes.
           </p>

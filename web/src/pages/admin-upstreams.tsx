@@ -88,9 +88,7 @@ export function AdminUpstreams(_props: PageProps) {
         Refresh
       </button>
       <Loaded resource={pools} what="the upstreams">
-        {(list) =>
-          list.length === 0 ? <Empty>No upstreams.</Empty> : list.map((p, i) => <Pool key={p.name} pool={p} index={i} />)
-        }
+        {(list) => (list.length === 0 ? <Empty>No upstreams.</Empty> : list.map((p, i) => <Pool key={p.name} pool={p} index={i} />))}
       </Loaded>
     </>
   );

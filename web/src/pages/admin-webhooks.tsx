@@ -2,11 +2,12 @@
  * Operators: webhook endpoints (made here with their signing secret shown once), each endpoint's deliveries with
  * their attempts, redelivery by hand of one that ended, and deleting an endpoint after a confirmation.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CreateWebhookRequest, DeliveryObject, NewWebhookEndpointObject, WebhookEndpointObject } from '../api-types';
 import { date, isoTime, shortDateTime } from '../format';
+import { DangerMenu } from '../danger-menu';
 import { ListTable, type Column } from '../list-table';
 import { Empty, ErrorNote, Field, Loaded, PageTitle, formValue, useAction, useResource } from '../ui';
 
@@ -17,12 +18,14 @@ const endpointColumns: Column<WebhookEndpointObject>[] = [
       <>
         <span class="url">{e.url}</span>
         <br />
-        <code class="id muted">{e.id}</code>
+        <code class="id muted" title={e.id}>
+          {e.id}
+        </code>
       </>
     ),
   },
   { label: 'Events', cell: (e) => e.events.join(', ') },
-  { label: 'Created', class: 'nowrap', cell: (e) => date(e.created) },
+  { label: 'Created', class: 'nowrap', minor: true, cell: (e) => date(e.created) },
 ];
 
 const when = (at: number) => (
@@ -124,19 +127,13 @@ function SecretPanel(props: { secret: string; done: () => void }) {
   );
 }
 
-/** An endpoint's deliveries, and deleting it after a confirmation in place of the button. */
+/** An endpoint's deliveries, and deleting it: in its row's menu, after a confirmation. */
 function EndpointActions(props: { endpoint: WebhookEndpointObject; shown: boolean; show: () => void; onDeleted: () => void }) {
   const { endpoint, shown, show, onDeleted } = props;
-  const [confirming, setConfirming] = useState(false);
   const action = useAction();
-  const confirmButton = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (confirming) confirmButton.current?.focus();
-  }, [confirming]);
   const remove = () =>
     action.run(async () => {
       await api.admin.deleteWebhook(endpoint.id);
-      setConfirming(false);
       onDeleted();
     });
   return (
@@ -144,21 +141,15 @@ function EndpointActions(props: { endpoint: WebhookEndpointObject; shown: boolea
       <button type="button" class="secondary" aria-pressed={shown} onClick={show}>
         Deliveries <span class="visually-hidden">to {endpoint.url}</span>
       </button>
-      {confirming ? (
-        <div class="confirm" role="group" aria-label={`Confirm deleting the endpoint ${endpoint.url}`}>
-          <span>Delete it? Nothing more is sent to it, and its deliveries' history goes with it.</span>
-          <button type="button" class="danger" onClick={remove} disabled={action.busy} ref={confirmButton}>
-            Delete endpoint
-          </button>
-          <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
-      ) : (
-        <button type="button" class="secondary" onClick={() => setConfirming(true)}>
-          Delete <span class="visually-hidden">{endpoint.url}</span>
-        </button>
-      )}
+      <DangerMenu
+        subject={endpoint.url}
+        item="Delete"
+        question="Delete it? Nothing more is sent to it, and its deliveries' history goes with it."
+        confirm="Delete endpoint"
+        confirmName={`Confirm deleting the endpoint ${endpoint.url}`}
+        busy={action.busy}
+        run={remove}
+      />
       {action.error && <ErrorNote message={action.error} />}
     </div>
   );

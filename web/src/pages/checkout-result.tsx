@@ -1,6 +1,6 @@
 /** Where Stripe Checkout sends the buyer back: paid (the package arrives with Stripe's webhook) or cancelled. */
 import type { PageProps } from '../page-props';
-import { tokens } from '../format';
+import { counted } from '../format';
 import { Link, useLocation } from '../router';
 import { PageTitle } from '../ui';
 
@@ -22,7 +22,7 @@ export function CheckoutResult({ me, refresh }: PageProps) {
       <PageTitle title="Thank you">Thank you for your purchase</PageTitle>
       <p>Your payment went through. The tokens are added as soon as Stripe confirms it to us, usually within a few seconds.</p>
       <p>
-        Balance now: <strong>{tokens(me.balance)} tokens</strong>.{' '}
+        Balance now: <strong>{counted(me.balance, 'token')}</strong>.{' '}
         <button type="button" class="secondary" onClick={() => void refresh()}>
           Check again
         </button>

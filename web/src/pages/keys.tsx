@@ -2,11 +2,12 @@
  * API keys: the account's keys first; "Create key" opens the form in a dialog, which then shows the new secret once
  * (with a copy button); revoking asks for confirmation.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { CreatedOwnKeyObject, OwnKeyObject } from '../api-types';
 import { isoTime, nowSeconds, shortDateTime, tokens } from '../format';
+import { DangerMenu } from '../danger-menu';
 import { ListTable, type Column } from '../list-table';
 import { CopyButton } from '../copy-button';
 import { Modal } from '../modal';
@@ -44,18 +45,23 @@ const when = (t: number) => (
 
 const COLUMNS: Column<OwnKeyObject>[] = [
   { label: 'Name', cell: (k) => k.name || <span class="muted">(no name)</span> },
-  { label: 'Prefix', class: 'nowrap', cell: (k) => <code>{k.prefix}…</code> },
-  { label: 'Created', class: 'nowrap', cell: (k) => when(k.created) },
+  {
+    label: 'Prefix',
+    class: 'nowrap',
+    cell: (k) => <code>{k.prefix}…</code>,
+  },
+  { label: 'Created', class: 'nowrap', minor: true, cell: (k) => when(k.created) },
   { label: 'Last used', class: 'nowrap', cell: (k) => (k.last_used ? when(k.last_used) : 'never') },
   { label: 'Spent', cell: (k) => tokens(k.spent) },
-  { label: 'Cap', cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
+  { label: 'Cap', minor: true, cell: (k) => (k.limit_tokens === null ? 'none' : tokens(k.limit_tokens)) },
   {
     label: 'Budget',
+    minor: true,
     // When it renews, in the title: the table has no room for another time.
     cell: (k) => <span title={k.budget ? `renews ${isoTime(k.budget.resets_at)}` : undefined}>{budgetText(k.budget)}</span>,
   },
-  { label: 'Models', cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
-  { label: 'Limits', cell: (k) => limitsText(k.limits) },
+  { label: 'Models', minor: true, cell: (k) => (k.models === null ? 'all' : k.models.join(', ')) },
+  { label: 'Limits', minor: true, cell: (k) => limitsText(k.limits) },
   {
     label: 'Status',
     cell: (k) => {
@@ -125,50 +131,28 @@ export function Keys(_props: PageProps) {
   );
 }
 
-/** Revoke the key, after a confirmation in place of the button. */
+/** Revoke the key: in its row's menu, after a confirmation. */
 function KeyActions({ k, onRevoked }: { k: OwnKeyObject; onRevoked: () => void }) {
-  const [confirming, setConfirming] = useState(false);
   const action = useAction();
-  // Focus follows the question and its answer, so keyboard users land on the button that replaced the one they pressed.
-  const confirmButton = useRef<HTMLButtonElement>(null);
-  const revokeButton = useRef<HTMLButtonElement>(null);
-  const asked = useRef(false);
-  useEffect(() => {
-    if (confirming) confirmButton.current?.focus();
-    else if (asked.current) revokeButton.current?.focus();
-    asked.current ||= confirming;
-  }, [confirming]);
-  const state = status(k);
+  const name = k.name || k.prefix;
   const revoke = () =>
     action.run(async () => {
       await api.revokeKey(k.id);
-      setConfirming(false);
       onRevoked();
     });
   return (
     <>
-      {state !== 'revoked' &&
-        (confirming ? (
-          <div class="confirm" role="group" aria-label={`Confirm revoking ${k.name || k.prefix}`}>
-            <span>Revoke it? Requests with this key fail at once.</span>
-            <button type="button" class="danger" onClick={revoke} disabled={action.busy} ref={confirmButton}>
-              Revoke key
-            </button>
-            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </div>
-        ) : (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setConfirming(true)}
-            aria-label={`Revoke ${k.name || k.prefix}`}
-            ref={revokeButton}
-          >
-            Revoke
-          </button>
-        ))}
+      {status(k) !== 'revoked' && (
+        <DangerMenu
+          subject={name}
+          item="Revoke"
+          question="Revoke it? Requests with this key fail at once."
+          confirm="Revoke key"
+          confirmName={`Confirm revoking ${name}`}
+          busy={action.busy}
+          run={revoke}
+        />
+      )}
       {action.error && <ErrorNote message={action.error} />}
     </>
   );

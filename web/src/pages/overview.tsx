@@ -7,7 +7,7 @@ import type { PageProps } from '../page-props';
 import { api } from '../api';
 import type { PackageObject } from '../api-types';
 import { DailyChart } from '../daily-chart';
-import { date, expiresSoon, nowSeconds, shortDateTime, tokens } from '../format';
+import { counted, date, expiresSoon, nowSeconds, shortDateTime, tokens } from '../format';
 import { ListTable, type Column } from '../list-table';
 import { Link } from '../router';
 import { ConnectCard } from './connect-card';
@@ -78,8 +78,8 @@ export function Overview({ me, refresh }: PageProps) {
       </div>
       {me.debt > 0 ? (
         <p class="error" data-testid="debt">
-          This account owes {tokens(me.debt)} tokens: answers cost more than their requests reserved. Your keys are refused until a package
-          pays the debt off. <Link href="/console/products">Redeem a code or buy a package</Link>.
+          This account owes {counted(me.debt, 'token')}: answers cost more than their requests reserved. Your keys are refused until a
+          package pays the debt off. <Link href="/console/products">Redeem a code or buy a package</Link>.
         </p>
       ) : (
         me.balance === 0 && (

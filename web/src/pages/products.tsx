@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { PageProps } from '../page-props';
 import { api, messageOf } from '../api';
 import type { PackageObject, ProductObject } from '../api-types';
-import { date, money, tokens } from '../format';
+import { counted, date, money, tokens } from '../format';
 import { Link } from '../router';
 import { Empty, ErrorNote, Field, Loaded, Notice, PageTitle, formValue, useAction, useResource } from '../ui';
 
@@ -113,7 +113,7 @@ function Redeem({ onRedeemed }: { onRedeemed: () => Promise<void> }) {
       {action.error && <ErrorNote message={action.error} />}
       {redeemed && (
         <Notice>
-          Added {tokens(redeemed.tokens)} tokens to your balance
+          Added {counted(redeemed.tokens, 'token')} to your balance
           {redeemed.expires_at === null ? '.' : `, valid until ${date(redeemed.expires_at)}.`}
         </Notice>
       )}
