@@ -10,7 +10,7 @@ import { testRedisUrl } from './helpers/stores';
 
 jest.setTimeout(60_000);
 
-const pages = ['docs/first-hour.md'];
+const pages = ['docs/first-hour.md', 'docs/upstream-pools.md'];
 
 const running: RecipeRun[] = [];
 
@@ -38,5 +38,18 @@ describe.each(pages)('%s', (page) => {
 describe('the recipes run as written', () => {
   it('docs/first-hour.md: the stand-in, a proxy, funding an account and a charged request', async () => {
     await runPage('docs/first-hour.md');
+  });
+
+  it('docs/upstream-pools.md: two stand-ins in one pool, requests spread over both', async () => {
+    const run = await runPage('docs/upstream-pools.md');
+    // Six requests, one at a time, over two servers: each answered some (ties go round the pool).
+    const metrics = await (await fetch(`http://127.0.0.1:${run.port(8080)}/metrics`)).text();
+    for (const written of [8001, 8002]) {
+      const answered = new RegExp(
+        `^tokenmeter_upstream_requests_total\\{[^}]*server="http://127\\.0\\.0\\.1:${run.port(written)}"[^}]*outcome="answered"[^}]*\\} (\\d+)`,
+        'm',
+      );
+      expect(Number(answered.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
+    }
   });
 });
