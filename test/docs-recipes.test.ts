@@ -5,23 +5,28 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readDoc } from './helpers/markdown';
+import { startPostgresServer, type PostgresServer } from './helpers/postgres-server';
 import { recipeBlocks, startRecipes, type RecipeRun } from './helpers/recipes';
 import { testRedisUrl } from './helpers/stores';
 
 jest.setTimeout(60_000);
 
-const pages = ['docs/first-hour.md', 'docs/upstream-pools.md'];
+const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/ledger-archive.md'];
 
+let postgres: PostgresServer | undefined;
 const running: RecipeRun[] = [];
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((run) => run.stop()));
+  await postgres?.destroy();
+  postgres = undefined;
 });
 
 /** Runs the page's recipes with the test's Redis (a prefix of its own) and `env`; stopped after the test. */
-async function runPage(page: string, env: Record<string, string> = {}): Promise<RecipeRun> {
+async function runPage(page: string, ports: Record<number, number> = {}): Promise<RecipeRun> {
   const run = await startRecipes(readDoc(page), {
-    env: { REDIS_URL: testRedisUrl(), REDIS_PREFIX: `recipe-${randomBytes(4).toString('hex')}:`, ...env },
+    env: { REDIS_URL: testRedisUrl(), REDIS_PREFIX: `recipe-${randomBytes(4).toString('hex')}:` },
+    ports,
   });
   running.push(run);
   return run;
@@ -51,5 +56,10 @@ describe('the recipes run as written', () => {
       );
       expect(Number(answered.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
     }
+  });
+
+  it('docs/ledger-archive.md: a least-privilege role, the archive on it, a request shipped', async () => {
+    postgres = await startPostgresServer();
+    await runPage('docs/ledger-archive.md', { 5432: postgres.port });
   });
 });

@@ -70,6 +70,8 @@ export interface RecipeRun {
 export interface RecipeOptions {
   /** Variables every block sees (REDIS_URL, …), beside PATH and the ports. */
   env?: Record<string, string>;
+  /** Ports the page names that stand for a server the test runs (5432: the test's PostgreSQL); others get free ones. */
+  ports?: Record<number, number>;
 }
 
 /** Runs the page's marked blocks in order; rejects with the transcript at the first that fails. Call `stop` after. */
@@ -93,7 +95,8 @@ export async function startRecipes(text: string, options: RecipeOptions = {}): P
       .replace(/(?:localhost|127\.0\.0\.1):(\d{4,5})\b/g, (_, p: string) => `127.0.0.1:${port(Number(p))}`)
       .replace(/\b(MOCK_PORT|PORT)=(\d{4,5})\b/g, (_, name: string, p: string) => `${name}=${port(Number(p))}`);
   };
-  for (const p of [8080, 8000]) ports.set(p, await claimPort());
+  for (const [written, actual] of Object.entries(options.ports ?? {})) ports.set(Number(written), actual);
+  for (const p of [8080, 8000]) if (!ports.has(p)) ports.set(p, await claimPort());
   const env: Record<string, string> = {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME ?? dir,
