@@ -4,6 +4,8 @@
  * markers, or a command that drifts from the code, fails here.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readDoc } from './helpers/markdown';
 import { startPostgresServer, type PostgresServer } from './helpers/postgres-server';
 import { recipeBlocks, startRecipes, type RecipeRun } from './helpers/recipes';
@@ -11,7 +13,7 @@ import { testRedisUrl } from './helpers/stores';
 
 jest.setTimeout(60_000);
 
-const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/ledger-archive.md'];
+const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/webhooks-and-events.md', 'docs/ledger-archive.md'];
 
 let postgres: PostgresServer | undefined;
 const running: RecipeRun[] = [];
@@ -61,5 +63,15 @@ describe('the recipes run as written', () => {
   it('docs/ledger-archive.md: a least-privilege role, the archive on it, a request shipped', async () => {
     postgres = await startPostgresServer();
     await runPage('docs/ledger-archive.md', { 5432: postgres.port });
+  });
+
+  it('docs/webhooks-and-events.md: an endpoint, a receiver that checks signatures, the events of a new key', async () => {
+    const run = await runPage('docs/webhooks-and-events.md');
+    // What the receiver accepted (a bad signature is answered 400 and never kept).
+    const types = readFileSync(join(run.dir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { type: string }).type);
+    expect(types.sort()).toEqual(['account.created', 'key.created', 'package.granted']);
   });
 });
