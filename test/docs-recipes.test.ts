@@ -6,14 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readDoc } from './helpers/markdown';
+import { readDoc, ROOT } from './helpers/markdown';
 import { startPostgresServer, type PostgresServer } from './helpers/postgres-server';
-import { recipeBlocks, startRecipes, type RecipeRun } from './helpers/recipes';
+import { recipeBlocks, startRecipes, type RecipeOptions, type RecipeRun } from './helpers/recipes';
+
 import { testRedisUrl } from './helpers/stores';
 
 jest.setTimeout(60_000);
 
-const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/webhooks-and-events.md', 'docs/ledger-archive.md'];
+const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/webhooks-and-events.md', 'docs/library.md', 'docs/ledger-archive.md'];
 
 let postgres: PostgresServer | undefined;
 const running: RecipeRun[] = [];
@@ -25,10 +26,10 @@ afterEach(async () => {
 });
 
 /** Runs the page's recipes with the test's Redis (a prefix of its own) and `env`; stopped after the test. */
-async function runPage(page: string, ports: Record<number, number> = {}): Promise<RecipeRun> {
+async function runPage(page: string, options: Omit<RecipeOptions, 'env'> = {}): Promise<RecipeRun> {
   const run = await startRecipes(readDoc(page), {
     env: { REDIS_URL: testRedisUrl(), REDIS_PREFIX: `recipe-${randomBytes(4).toString('hex')}:` },
-    ports,
+    ...options,
   });
   running.push(run);
   return run;
@@ -62,7 +63,7 @@ describe('the recipes run as written', () => {
 
   it('docs/ledger-archive.md: a least-privilege role, the archive on it, a request shipped', async () => {
     postgres = await startPostgresServer();
-    await runPage('docs/ledger-archive.md', { 5432: postgres.port });
+    await runPage('docs/ledger-archive.md', { ports: { 5432: postgres.port } });
   });
 
   it('docs/webhooks-and-events.md: an endpoint, a receiver that checks signatures, the events of a new key', async () => {
@@ -73,5 +74,12 @@ describe('the recipes run as written', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types.sort()).toEqual(['account.created', 'key.created', 'package.granted']);
+  });
+
+  it('docs/library.md: installed by path beside the checkout, an app mounting it charges a request', async () => {
+    const run = await runPage('docs/library.md', { links: { tokenmeter: ROOT } });
+    // The recipe shows the balance after its request: 1,000 less the charge.
+    const balance = /\{"balance":(\d+)\}/.exec(run.transcript.join('\n'));
+    expect(Number(balance?.[1])).toBeLessThan(1000);
   });
 });

@@ -6,11 +6,11 @@
  *
  * Each page runs with bash in a fresh temp dir, with what the docs promise a user in a checkout has: `tokenmeter` and
  * `npx tokenmeter` run this checkout's built CLI, `npm start` and `npm run mock-upstream` run in the checkout. The
- * pages' well-known ports (localhost:8080, :8000, `PORT=`/`MOCK_PORT=` values) are mapped to free ones, so runs on one
+ * pages' ports (`localhost:8080`, `127.0.0.1:8000`, `PORT=`/`MOCK_PORT=` values, a server's `.listen(3000)`) are mapped to free ones, so runs on one
  * machine never collide; exports and `cd` carry from one block to the next, as in one terminal.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { eventually } from './eventually';
@@ -35,13 +35,17 @@ export function recipeBlocks(text: string): RecipeBlock[] {
   const lines = text.split('\n');
   const blocks: RecipeBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(```+|~~~+)\s*(\S*)/.exec(lines[i]);
+    const open = /^(\s*)(```+|~~~+)\s*(\S*)/.exec(lines[i]);
     if (!open) continue;
-    const fence = open[1];
+    // A block in a list item is indented: its lines lose the fence's indentation.
+    const [, indent, fence, lang] = open;
     let end = i + 1;
-    while (end < lines.length && !lines[end].startsWith(fence)) end++;
-    const body = lines.slice(i + 1, end).join('\n') + '\n';
-    const base = { line: i + 1, lang: open[2], body };
+    while (end < lines.length && !lines[end].trimStart().startsWith(fence)) end++;
+    const body = lines
+      .slice(i + 1, end)
+      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line.trimStart()))
+      .join('\n');
+    const base = { line: i + 1, lang, body: `${body}\n` };
     // Prettier puts a blank line between an HTML comment and the fence after it: the marker is the last line before.
     let before = i - 1;
     while (before >= 0 && lines[before].trim() === '') before--;
@@ -72,6 +76,8 @@ export interface RecipeOptions {
   env?: Record<string, string>;
   /** Ports the page names that stand for a server the test runs (5432: the test's PostgreSQL); others get free ones. */
   ports?: Record<number, number>;
+  /** Symlinks made in the scratch dir before the first block: name → target (`tokenmeter` → the checkout). */
+  links?: Record<string, string>;
 }
 
 /** Runs the page's marked blocks in order; rejects with the transcript at the first that fails. Call `stop` after. */
@@ -83,17 +89,20 @@ export async function startRecipes(text: string, options: RecipeOptions = {}): P
   const state = join(dir, '.state');
   writeFileSync(state, `cd ${JSON.stringify(dir)}\n`);
 
+  for (const [name, target] of Object.entries(options.links ?? {})) symlinkSync(target, join(dir, name));
   const ports = new Map<number, number>();
   const port = (written: number) => ports.get(written)!;
   const mapPorts = async (s: string): Promise<string> => {
     const written = [
       ...[...s.matchAll(/(?:localhost|127\.0\.0\.1):(\d{4,5})\b/g)].map((m) => Number(m[1])),
       ...[...s.matchAll(/\b(?:MOCK_PORT|PORT)=(\d{4,5})\b/g)].map((m) => Number(m[1])),
+      ...[...s.matchAll(/\.listen\((\d{4,5})\b/g)].map((m) => Number(m[1])),
     ];
     for (const p of written) if (!ports.has(p)) ports.set(p, await claimPort());
     return s
       .replace(/(?:localhost|127\.0\.0\.1):(\d{4,5})\b/g, (_, p: string) => `127.0.0.1:${port(Number(p))}`)
-      .replace(/\b(MOCK_PORT|PORT)=(\d{4,5})\b/g, (_, name: string, p: string) => `${name}=${port(Number(p))}`);
+      .replace(/\b(MOCK_PORT|PORT)=(\d{4,5})\b/g, (_, name: string, p: string) => `${name}=${port(Number(p))}`)
+      .replace(/\.listen\((\d{4,5})\b/g, (_, p: string) => `.listen(${port(Number(p))}`);
   };
   for (const [written, actual] of Object.entries(options.ports ?? {})) ports.set(Number(written), actual);
   for (const p of [8080, 8000]) if (!ports.has(p)) ports.set(p, await claimPort());
