@@ -13,7 +13,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { eventually } from './eventually';
 import { claimPort } from './ports';
 
 const ROOT = join(__dirname, '..', '..');
@@ -155,22 +154,8 @@ export async function startRecipes(text: string, options: RecipeOptions = {}): P
         child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
         child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
         transcript.push(`--- background at line ${block.line}, waiting for ${url}`);
-        const exited = new Promise<never>((_, reject) =>
-          child.once('exit', (code) => reject(new Error(`the background block at line ${block.line} exited with ${code}`))),
-        );
-        exited.catch(() => {});
         try {
-          await Promise.race([
-            exited,
-            eventually(
-              async () => {
-                const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-                if (!res.ok) throw new Error(`${url} answered ${res.status}`);
-              },
-              BACKGROUND_BOUND_MS,
-              `${url} to answer`,
-            ),
-          ]);
+          await answers(url, child, BACKGROUND_BOUND_MS);
         } finally {
           transcript.push(output);
         }
@@ -182,6 +167,26 @@ export async function startRecipes(text: string, options: RecipeOptions = {}): P
     throw err;
   }
   return run;
+}
+
+/** Polls `url` until it answers 2xx; throws when the process exits first or past the bound. */
+async function answers(url: string, child: ChildProcess, boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  let last = 'no answer yet';
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`it exited (${child.exitCode ?? child.signalCode}) before ${url} answered`);
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${boundMs} ms: ${last}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await res.body?.cancel();
+      if (res.ok) return;
+      last = `status ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** `tokenmeter` and `npx tokenmeter` as this checkout's bin; `npm start` and `npm run mock-upstream` in the checkout. */
