@@ -12,7 +12,7 @@ import { recipeBlocks, startRecipes, type RecipeOptions, type RecipeRun } from '
 
 import { testRedisUrl } from './helpers/stores';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 const pages = ['docs/first-hour.md', 'docs/upstream-pools.md', 'docs/webhooks-and-events.md', 'docs/library.md', 'docs/ledger-archive.md'];
 

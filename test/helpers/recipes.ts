@@ -17,7 +17,7 @@ import { claimPort } from './ports';
 
 const ROOT = join(__dirname, '..', '..');
 /** How long one block may run, and a background process may take to answer. */
-const BLOCK_BOUND_MS = 45_000;
+const BLOCK_BOUND_MS = 90_000; // a cold build (a path install runs tokenmeter's prepare) takes up to ~45 s here
 const BACKGROUND_BOUND_MS = 30_000;
 
 export type RecipeBlock =
