@@ -43,6 +43,35 @@ describe.each(pages)('%s', (page) => {
   });
 });
 
+describe('the recipe runner', () => {
+  // A page whose server starts and whose next command fails: the run rejects naming the block, and the server is gone.
+  const page = [
+    '<!-- recipe: file server.js -->',
+    '```js',
+    "require('node:http').createServer((_req, res) => res.end('up')).listen(4000);",
+    '```',
+    '<!-- recipe: background http://localhost:4000/ -->',
+    '```sh',
+    'node server.js',
+    '```',
+    '<!-- recipe -->',
+    '```sh',
+    'curl -sf localhost:4000/ | grep -x up',
+    'false',
+    '```',
+  ].join('\n');
+
+  it('rejects at the first command that fails, and stops what the page started', async () => {
+    const error = await startRecipes(page).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(error?.message).toMatch(/the recipe at line 10 exited with 1/);
+    const port = Number(/waiting for http:\/\/127\.0\.0\.1:(\d+)/.exec(error!.message)?.[1]);
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
+});
+
 describe('the recipes run as written', () => {
   it('docs/first-hour.md: the stand-in, a proxy, funding an account and a charged request', async () => {
     await runPage('docs/first-hour.md');
