@@ -41,4 +41,25 @@ npx --no-install tsc -p tsconfig.json
 echo "check-package: serving a metered request through the installed package"
 node build/consumer.js
 node esm.mjs
+
+# The app docs/library.md shows, as written there (its block marked `recipe: file my-app/server.mjs`), against the
+# stand-in upstream: its ports (8000 the stand-in's, 3000 its own) moved to free ones.
+echo "check-package: running docs/library.md's app"
+awk '/<!-- recipe: file my-app\/server.mjs -->/ { found = 1; next } found && /^```js/ { inside = 1; next } inside && /^```/ { exit } inside' \
+  "$root/docs/library.md" >docs-app.mjs
+grep -q createTokenmeter docs-app.mjs || { echo "check-package: docs/library.md has no my-app/server.mjs block"; exit 1; }
+(cd "$root" && MOCK_PORT=0 MOCK_MAX_WORDS=12 exec node --import tsx bench/mock-upstream.ts) >stand-in.out &
+stand_in=$!
+app_pid=
+trap 'kill $stand_in ${app_pid:-} 2>/dev/null; rm -rf "$scratch"' EXIT
+for _ in $(seq 100); do grep -q '"ready"' stand-in.out && break; sleep 0.1; done
+mock_port=$(grep -o '"port":[0-9]*' stand-in.out | cut -d: -f2)
+app_port=$(node -e "const s = require('node:net').createServer().listen(0, () => { console.log(s.address().port); s.close(); })")
+sed -e "s|localhost:8000|127.0.0.1:$mock_port|" -e "s|listen(3000)|listen($app_port)|" docs-app.mjs >server.mjs
+node server.mjs &
+app_pid=$!
+for _ in $(seq 100); do curl -sf "localhost:$app_port/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "localhost:$app_port/v1/chat/completions" -H 'x-user: demo' -H 'Content-Type: application/json' \
+  -d '{"model": "meta/llama-3.1-8b-instruct", "messages": [{"role": "user", "content": "Hello"}]}' | grep -q '"total_tokens"'
+curl -sf "localhost:$app_port/balance" | grep -Eq '"balance":[0-9]{1,3}\}' || { echo "check-package: the docs' app charged nothing"; exit 1; }
 echo "check-package: ok"
