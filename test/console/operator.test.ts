@@ -297,7 +297,7 @@ describe('the operator console in Chromium', () => {
     await page.getByRole('link', { name: 'All usage' }).click();
     await settledPage(page, 'All usage');
     const older = page.waitForResponse((r) => r.url().includes('before='));
-    await page.getByLabel('Account id').fill(memberId);
+    await page.getByLabel('Account', { exact: true }).fill(memberId);
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const rows = page.locator('table.list tbody tr');
     await rows.nth(49).waitFor();

@@ -19,6 +19,8 @@ import type {
   DeletedKeyObject,
   GeneratedCodeObject,
   GrantRequest,
+  KeyListQuery,
+  KeyObject,
   ListObject,
   LoggedOutObject,
   LoginRequest,
@@ -121,6 +123,8 @@ export const api = {
 
   admin: {
     accounts: (query: AccountListQuery) => request<AccountPageObject>('GET', '/admin/accounts', undefined, query),
+    /** Keys by name, prefix or id (`search`), of one account or all. */
+    keys: (query: KeyListQuery) => list<KeyObject>('/admin/keys', { ...query }),
     account: (id: string) => request<AccountDetailObject>('GET', `/admin/accounts/${encodeURIComponent(id)}`),
     setStatus: (id: string, status: NonNullable<UpdateAccountRequest['status']>) => {
       const body: UpdateAccountRequest = { status };

@@ -8,6 +8,7 @@ type LedgerRecord = UsageObject & Partial<Pick<OperatorUsageObject, 'account_ema
 import { downloadText } from './download';
 import { counted, dateTimeWithZone, endOfDay, isoTime, startOfDay, tokens } from './format';
 import { FilterForm } from './ledger-filters';
+import { accountLookup, keyLookup } from './ledger-lookup';
 import { ListTable, tableCsv, type Column } from './list-table';
 import { Empty, ErrorNote, Named, formValue, useAction } from './ui';
 
@@ -181,6 +182,8 @@ export function Ledger(props: LedgerProps) {
   const [more, setMore] = useState(false);
   const load = useAction();
   const csv = useAction();
+  /** Why the last Apply filtered nothing new: a search that names no account or key, or several. */
+  const [problem, setProblem] = useState<string>();
   const columns = ledgerColumns(props);
 
   const acrossAccounts = props.accounts === true && filter.account_id === undefined && filter.key_id === undefined;
@@ -198,12 +201,24 @@ export function Ledger(props: LedgerProps) {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const value = (name: string) => formValue(form, name) || undefined;
-    setFilter({
-      key_id: value('key_id'),
-      account_id: value('account_id'),
+    const base: UsageFilter = {
       model: value('model'),
       since: startOfDay(formValue(form, 'since')),
       until: endOfDay(formValue(form, 'until')),
+    };
+    // The member's key is a dropdown of ids; the operator's account and key are searches, resolved to ids here.
+    if (!props.accounts) {
+      setProblem(undefined);
+      setFilter({ ...base, key_id: value('key_id') });
+      return;
+    }
+    void load.run(async () => {
+      const account = await accountLookup.resolve(formValue(form, 'account_id'));
+      if ('problem' in account) return setProblem(account.problem);
+      const key = await keyLookup.resolve(formValue(form, 'key_id'), account.id);
+      if ('problem' in key) return setProblem(key.problem);
+      setProblem(undefined);
+      setFilter({ ...base, account_id: account.id, key_id: key.id });
     });
   };
 
@@ -227,6 +242,7 @@ export function Ledger(props: LedgerProps) {
         onSubmit={apply}
         download={download}
         preparing={csv.busy}
+        problem={problem}
       />
       {csv.error && <ErrorNote message={`The CSV could not be made: ${csv.error}`} />}
       {load.error && <ErrorNote message={`Could not load the usage: ${load.error}`} />}
