@@ -106,6 +106,7 @@ export async function startRecipes(text: string, options: RecipeOptions = {}): P
   for (const [written, actual] of Object.entries(options.ports ?? {})) ports.set(Number(written), actual);
   for (const p of [8080, 8000]) if (!ports.has(p)) ports.set(p, await claimPort());
   const env: Record<string, string> = {
+    ...networkEnv(),
     PATH: `${bin}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME ?? dir,
     TMPDIR: tmpdir(),
@@ -201,6 +202,19 @@ function writeShims(bin: string): void {
     writeFileSync(join(bin, name), `#!/usr/bin/env bash\n${body}\n`);
     chmodSync(join(bin, name), 0o755);
   }
+}
+
+/**
+ * What a user's terminal carries for reaching the npm registry: proxies and the certificate authorities a proxy
+ * signs with (NODE_EXTRA_CA_CERTS, …), and npm's own registry settings. Without them a recipe's `npm install` retried
+ * SELF_SIGNED_CERT_IN_CHAIN until its bound on Node 24, on a machine whose registry is reached through such a proxy.
+ */
+function networkEnv(): Record<string, string> {
+  const passed =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(HTTPS?|NO|ALL)_PROXY|NPM_CONFIG_(REGISTRY|CAFILE|CA|STRICT_SSL|PROXY|HTTPS_PROXY|NOPROXY))$/i;
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && passed.test(name)) env[name] = value;
+  return env;
 }
 
 /** The command's path on this PATH (outside the shims). */
