@@ -79,8 +79,19 @@ export const responsesStreamBody = Buffer.from(
   JSON.stringify({ model: BENCH_MODEL, input: messages, max_output_tokens: CHUNKS, stream: true }),
 );
 
-/** The Messages stream phase's request (Anthropic's API): the same turns, 50 output tokens, streamed. */
-export const messagesStreamBody = Buffer.from(JSON.stringify({ model: BENCH_MODEL, messages, max_tokens: CHUNKS, stream: true }));
+/**
+ * The Messages stream phase's request (Anthropic's API): the same turns, 50 output tokens, streamed. Messages takes
+ * the system prompt as `system`, beside user and assistant turns only (a system turn is refused with a 400).
+ */
+export const messagesStreamBody = Buffer.from(
+  JSON.stringify({
+    model: BENCH_MODEL,
+    system: messages[0].content,
+    messages: messages.slice(1),
+    max_tokens: CHUNKS,
+    stream: true,
+  }),
+);
 
 /** Sent to targets without keys, so every target gets byte-for-byte the same requests. */
 export const NO_KEY = `sk-${'x'.repeat(43)}`;
