@@ -25,19 +25,26 @@ local function ev_low_balance(low, credit)
   if st[3] == false then return end
   local now = tonumber(redis.call('TIME')[1])
   local balance = -tonumber(st[3])
-  local newest, last = -1, nil
-  for _, v in ipairs(redis.call('HVALS', ev_slot .. 'p')) do
-    local rem, exp, tokens, created = string.match(v, '^(%d+):(%d+):?(%d*):?(%d*)')
+  local packages = redis.call('HVALS', ev_slot .. 'p')
+  for _, v in ipairs(packages) do
+    local rem, exp = string.match(v, '^(%d+):(%d+)')
     exp = tonumber(exp)
     if exp == 0 or exp > now then balance = balance + tonumber(rem) end
-    created = tonumber(created) or 0
-    if tokens ~= '' and created > newest then newest, last = created, tonumber(tokens) end
   end
   local threshold
   if st[1] and st[1] ~= '' then threshold = tonumber(st[1])
   elseif low.tokens ~= '' then threshold = low.tokens
   else
-    local lg = st[4] and tonumber(st[4]) or last
+    local lg = st[4] and tonumber(st[4])
+    if not lg then
+      -- Only an account from before lg reads its packages again, for the newest one's tokens.
+      local newest = -1
+      for _, v in ipairs(packages) do
+        local tokens, created = string.match(v, '^%d+:%d+:(%d+):?(%d*)')
+        created = tonumber(created) or 0
+        if tokens and created > newest then newest, lg = created, tonumber(tokens) end
+      end
+    end
     if lg then threshold = math.floor(lg * low.share.numerator / low.share.denominator) end
   end
   if threshold and balance < threshold then
