@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser as Chromium, Page } from 'playwright-core';
-import { launchBrowser, openPage, SCREENSHOTS, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, openPage, SCREENSHOTS, type WatchedPage } from '../helpers/browser';
 import { accountWithPassword, admin, Browser, PASSWORD, startConsole, type ConsoleFixture } from '../helpers/console';
 import { chat, review, settledPage, signIn } from '../helpers/console-browser';
 import { MODEL } from '../helpers/proxy';
@@ -103,9 +103,7 @@ describe('the console’s layout at desktop and phone width', () => {
         await w.context.close();
       });
       afterEach(() => {
-        expect(w.outside).toEqual([]);
-        expect(w.cspViolations).toEqual([]);
-        expect(w.missing).toEqual([]);
+        expectNothingAmiss(w);
       });
 
       test('sign-in is centred on the page', async () => {

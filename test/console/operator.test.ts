@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
 import {
   ATTACK,
   adminCall,
@@ -58,9 +58,7 @@ describe('the operator console in Chromium', () => {
     await upstream?.close();
   });
   afterEach(() => {
-    expect(w.outside).toEqual([]);
-    expect(w.cspViolations).toEqual([]);
-    expect(w.missing).toEqual([]);
+    expectNothingAmiss(w);
   });
 
   const NAVIGATION = [

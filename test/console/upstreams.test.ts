@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { stringify } from 'yaml';
-import { launchBrowser, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, type WatchedPage } from '../helpers/browser';
 import { ATTACK, adminCall, operatorPage, review, settledPage, signIn } from '../helpers/console-browser';
 import { eventually } from '../helpers/eventually';
 import { MODEL, UPSTREAM_MODEL } from '../helpers/proxy';
@@ -51,9 +51,7 @@ describe('the upstreams page in Chromium', () => {
     await well?.close();
   });
   afterEach(() => {
-    expect(w.outside).toEqual([]);
-    expect(w.cspViolations).toEqual([]);
-    expect(w.missing).toEqual([]);
+    expectNothingAmiss(w);
   });
 
   const serverState = async (server: string) => {

@@ -4,7 +4,7 @@
  * say in the form that nothing or several match and leave the rows as they were.
  */
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, type WatchedPage } from '../helpers/browser';
 import { ATTACK, adminCall, chat, operatorPage, review, settledPage, signIn } from '../helpers/console-browser';
 import { eventually } from '../helpers/eventually';
 import { writeModelsFile } from '../helpers/models-file';
@@ -64,9 +64,7 @@ describe('the operator’s usage filters search accounts and keys', () => {
     await upstream?.close();
   });
   afterEach(() => {
-    expect(w.outside).toEqual([]);
-    expect(w.cspViolations).toEqual([]);
-    expect(w.missing).toEqual([]);
+    expectNothingAmiss(w);
   });
 
   const account = () => w.page.getByLabel('Account', { exact: true });

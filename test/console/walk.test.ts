@@ -4,7 +4,7 @@
  * accessibility, checked for requests leaving the proxy, and photographed for reviewers.
  */
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, openPage, type WatchedPage } from '../helpers/browser';
 import { eventually } from '../helpers/eventually';
 import { ATTACK, adminCall, chat, followNavigation, navLabels, review, settledPage } from '../helpers/console-browser';
 import { writeModelsFile } from '../helpers/models-file';
@@ -82,9 +82,7 @@ describe('the console in Chromium', () => {
   });
   afterEach(() => {
     // Checked after every step: nothing left the proxy, the CSP blocked nothing, nothing ran as script.
-    expect(w.outside).toEqual([]);
-    expect(w.cspViolations).toEqual([]);
-    expect(w.missing).toEqual([]);
+    expectNothingAmiss(w);
     expect(dialogs).toEqual([]);
   });
 

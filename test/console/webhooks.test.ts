@@ -6,7 +6,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { verifyWebhook } from '../../src/events/signature';
-import { launchBrowser, type WatchedPage } from '../helpers/browser';
+import { expectNothingAmiss, launchBrowser, type WatchedPage } from '../helpers/browser';
 import { ATTACK, adminCall, operatorPage, review, settledPage, signIn } from '../helpers/console-browser';
 import { eventually } from '../helpers/eventually';
 import { writeModelsFile } from '../helpers/models-file';
@@ -43,9 +43,7 @@ describe('the webhooks page in Chromium', () => {
     await upstream?.close();
   });
   afterEach(() => {
-    expect(w.outside).toEqual([]);
-    expect(w.cspViolations).toEqual([]);
-    expect(w.missing).toEqual([]);
+    expectNothingAmiss(w);
   });
 
   test('create an endpoint (secret shown once), see its deliveries, and redeliver one by hand', async () => {

@@ -52,6 +52,13 @@ export interface WatchedPage {
   missing: string[];
 }
 
+/** What every console test checks after each step: nothing left the proxy, the CSP blocked nothing, nothing 404'd. */
+export function expectNothingAmiss(w: WatchedPage): void {
+  expect(w.outside).toEqual([]);
+  expect(w.cspViolations).toEqual([]);
+  expect(w.missing).toEqual([]);
+}
+
 export async function openPage(
   browser: Browser,
   origin: string,
