@@ -13,7 +13,7 @@ import { OwnersShipper } from '../../src/ledger-archive/owners-shipper';
 import { createLogger } from '../../src/observability/logger';
 import { MemoryResponseOwners } from '../../src/store/memory/memory-response-owners';
 import { RedisOwnerShipSource } from '../../src/store/redis/redis-owner-ship-source';
-import { RedisResponseOwners } from '../../src/store/redis/redis-response-owners';
+import { RedisResponseOwners, shardOf } from '../../src/store/redis/redis-response-owners';
 import type { ResponseOwners } from '../../src/store/ports/response-owners';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server';
 import { testRedisUrl } from '../helpers/stores';
@@ -100,6 +100,15 @@ describe.each(['memory', 'redis', 'archived'] as const)('%s response owners', (k
     await owners.forget('resp_1');
     expect(await owners.get('resp_1')).toBeUndefined();
     expect(await accounts(['msg_1'])).toEqual(['acc_a']);
+  });
+
+  it('records an answer whose items fill one hash past what one Lua call can unpack (8,000 values): all of them', async () => {
+    // 5,000 ids of one shard: 10,000 values for one hash, written in parts.
+    const itemIds: string[] = [];
+    for (let i = 0; itemIds.length < 5_000; i++) if (shardOf(`msg_${i}`) === 3) itemIds.push(`msg_${i}`);
+    await owners.record({ ...answer, itemIds });
+    const found = await owners.items(itemIds);
+    expect(found.filter((o) => o?.accountId === 'acc_a' && o.tokens === 42)).toHaveLength(itemIds.length);
   });
 
   if (kind !== 'memory') {

@@ -6,7 +6,8 @@
  * past day into PostgreSQL, then shortens its hashes' life to the hot window, and a lookup reads only the days not
  * shipped yet or still hot (the shipped day, `{own}:sc`, is read at most every 10 s: it only moves forward, so an old
  * value means more days read, never fewer). A response's owner is JSON `{a: account, m: model, t: tokens}`, an item's
- * `<account> <tokens>` (its size beside it, a few bytes; the account id alone when recorded without a size). Plain commands: nothing here checks and changes.
+ * `<account> <tokens>` (its size beside it, a few bytes; the account id alone when recorded without a size). A hash's
+ * fields and its expiry are written by one script (lua/owners/record.lua); the rest are plain commands.
  */
 import type { Cluster, Redis } from 'ioredis';
 import {
@@ -18,6 +19,8 @@ import {
   type StoredAnswer,
 } from '../ports/response-owners';
 import type { OwnerRow } from '../ports/owner-ship-source';
+import { defineScripts } from './define-scripts';
+import { luaScript } from './lua-scripts';
 
 export const DAY_MS = 24 * 3600 * 1000;
 const BUCKET_MS = 10 * DAY_MS;
@@ -26,9 +29,11 @@ const BUCKETS = Math.ceil((RESPONSE_OWNER_SECONDS * 1000) / BUCKET_MS) + 1;
 /** Hashes per bucket: a bucket's ids spread over cluster nodes rather than one key holding them all. */
 export const SHARDS = 16;
 const SHIPPED_READ_MS = 10_000;
+/** Ids and owners (two values each) written by one call of the record script. */
+const SCRIPT_VALUES = 2_000;
 
 /** FNV-1a of the id, to its shard. */
-function shardOf(id: string): number {
+export function shardOf(id: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
   return (h >>> 0) % SHARDS;
@@ -77,6 +82,7 @@ export class RedisResponseOwners implements ResponseOwners {
   private readonly now: () => number;
   private readonly archived: { hotMs: number } | undefined;
   private shipped: { day: Promise<number>; at: number } | undefined;
+  private readonly scripts;
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -85,6 +91,7 @@ export class RedisResponseOwners implements ResponseOwners {
     this.prefix = options.prefix ?? 'tm:';
     this.now = options.now ?? Date.now;
     this.archived = options.archived;
+    this.scripts = defineScripts(redis, { record: luaScript('owners/record.lua') });
   }
 
   async record(answer: StoredAnswer): Promise<void> {
@@ -103,16 +110,13 @@ export class RedisResponseOwners implements ResponseOwners {
     add(answer.responseId, JSON.stringify(stored));
     const item = answer.tokens === undefined ? answer.accountId : `${answer.accountId} ${answer.tokens}`;
     for (const id of answer.itemIds) add(id, item);
-    // One MULTI per hash (one slot each): a hash never lives on without its expiry.
-    await Promise.all(
-      [...fields].map(([k, list]) =>
-        this.redis
-          .multi()
-          .hset(k, ...list)
-          .expireat(k, expireAt)
-          .exec(),
-      ),
-    );
+    // One script per hash (one slot each), its fields and expiry together: a hash never lives on without its expiry.
+    // Lua's unpack takes under 8,000 values (Redis 7): a long list goes in several calls.
+    const calls: Promise<unknown>[] = [];
+    for (const [k, list] of fields)
+      for (let at = 0; at < list.length; at += SCRIPT_VALUES)
+        calls.push(this.scripts.record([k], [JSON.stringify({ expire_at: expireAt, fields: list.slice(at, at + SCRIPT_VALUES) })]));
+    await Promise.all(calls);
   }
 
   async get(responseId: string): Promise<ResponseOwner | undefined> {
