@@ -43,10 +43,16 @@ node build/consumer.js
 node esm.mjs
 
 # The app docs/library.md shows, as written there (its block marked `recipe: file my-app/server.mjs`), against the
-# stand-in upstream: its ports (8000 the stand-in's, 3000 its own) moved to free ones.
+# stand-in upstream: the stand-in's port (8000) moved to the one it bound, and the app's (3000) to port 0, the port it
+# bound then printed as the stand-in prints its own (never a port picked before its server binds it).
 echo "check-package: running docs/library.md's app"
-awk '/<!-- recipe: file my-app\/server.mjs -->/ { found = 1; next } found && /^```js/ { inside = 1; next } inside && /^```/ { exit } inside' \
-  "$root/docs/library.md" >docs-app.mjs
+# Found as the recipe runner finds it (test/helpers/recipes.ts's recipeBlocks).
+(cd "$root" && node --import tsx -e '
+  const { recipeBlocks } = require("./test/helpers/recipes.ts");
+  const page = require("node:fs").readFileSync("docs/library.md", "utf8");
+  const app = recipeBlocks(page).find((b) => b.kind === "file" && b.path === "my-app/server.mjs");
+  if (app) process.stdout.write(app.body);
+') >docs-app.mjs
 grep -q createTokenmeter docs-app.mjs || { echo "check-package: docs/library.md has no my-app/server.mjs block"; exit 1; }
 (cd "$root" && MOCK_PORT=0 MOCK_MAX_WORDS=12 exec node --import tsx bench/mock-upstream.ts) >stand-in.out &
 stand_in=$!
@@ -54,12 +60,14 @@ app_pid=
 trap 'kill $stand_in ${app_pid:-} 2>/dev/null; rm -rf "$scratch"' EXIT
 for _ in $(seq 100); do grep -q '"ready"' stand-in.out && break; sleep 0.1; done
 mock_port=$(grep -o '"port":[0-9]*' stand-in.out | cut -d: -f2)
-app_port=$(node -e "const s = require('node:net').createServer().listen(0, () => { console.log(s.address().port); s.close(); })")
-sed -e "s|localhost:8000|127.0.0.1:$mock_port|" -e "s|listen(3000)|listen($app_port)|" docs-app.mjs >server.mjs
-node server.mjs &
+listening='const server = app.listen(0, () => console.log(JSON.stringify({ ready: true, port: server.address().port })));'
+sed -e "s|localhost:8000|127.0.0.1:$mock_port|" -e "s|^app.listen(3000);|$listening|" docs-app.mjs >server.mjs
+grep -q 'listen(0,' server.mjs || { echo "check-package: docs/library.md's app has no app.listen(3000) line"; exit 1; }
+node server.mjs >app.out &
 app_pid=$!
-for _ in $(seq 100); do curl -sf "localhost:$app_port/healthz" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q '"ready"' app.out && break; sleep 0.1; done
+app_port=$(grep -o '"port":[0-9]*' app.out | cut -d: -f2)
 curl -sf "localhost:$app_port/v1/chat/completions" -H 'x-user: demo' -H 'Content-Type: application/json' \
   -d '{"model": "meta/llama-3.1-8b-instruct", "messages": [{"role": "user", "content": "Hello"}]}' | grep -q '"total_tokens"'
-curl -sf "localhost:$app_port/balance" | grep -Eq '"balance":[0-9]{1,3}\}' || { echo "check-package: the docs' app charged nothing"; exit 1; }
+curl -sf "localhost:$app_port/balance" | grep -Eq '"balance":[0-9]{1,3}\}' || { echo "check-package: the docs' app charged nothing"; cat app.out; exit 1; }
 echo "check-package: ok"

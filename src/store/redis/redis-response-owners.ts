@@ -102,9 +102,10 @@ export class RedisResponseOwners implements ResponseOwners {
     const key = (id: string) => (this.archived ? dayKey(this.prefix, shardOf(id), bucket) : this.key(id, bucket));
     const fields = new Map<string, string[]>();
     const add = (id: string, value: string) => {
-      const list = fields.get(key(id)) ?? [];
-      list.push(id, value);
-      fields.set(key(id), list);
+      const k = key(id);
+      const list = fields.get(k);
+      if (list) list.push(id, value);
+      else fields.set(k, [id, value]);
     };
     const stored: Stored = { a: answer.accountId, m: answer.model, t: answer.tokens ?? null };
     add(answer.responseId, JSON.stringify(stored));
