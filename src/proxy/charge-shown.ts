@@ -3,8 +3,9 @@
  * tokens the request was charged and the account's balance after it (the numbers of its ledger record). Header names
  * are lower case; the usage fields carry a prefix that no SDK reads.
  */
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { BALANCE_HEADER, CHARGED_HEADER, TOOL_HEADER } from '../http/http-headers';
+import type { HeldAnswer } from './relay-outcome';
 
 export { BALANCE_HEADER, CHARGED_HEADER, TOOL_HEADER };
 export const CHARGED_FIELD = 'tokenmeter_charged_tokens';
@@ -31,4 +32,14 @@ export function addChargeFields(usage: Record<string, unknown>, c: ShownCharge):
   usage[CHARGED_FIELD] = c.chargedTokens;
   if (c.balance !== undefined) usage[BALANCE_FIELD] = c.balance;
   if (c.toolTokens) usage[TOOL_FIELD] = c.toolTokens;
+}
+
+/** Writes a whole answer with the charge in its head (unless the client already left). */
+export function answerCharged(res: ServerResponse, held: HeldAnswer, c: ShownCharge): void {
+  if (res.destroyed) return;
+  const { status, headers, body } = held;
+  headers['content-length'] = body.length;
+  addChargeHeaders(headers, c);
+  res.writeHead(status, headers);
+  res.end(body);
 }

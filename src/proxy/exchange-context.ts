@@ -1,12 +1,14 @@
-/** What an Exchange is handed: the app's shared services, and what is particular to one request. */
+/** What an Exchange is handed (the app's shared services, and what is particular to one request), and what its relay is. */
 import type { EndpointName } from '../catalog/endpoints';
 import type { Model } from '../catalog/models';
 import type { Lease, Meter } from '../metering/metering';
 import type { CountTexts } from '../metering/output-count';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import type { ShownCharge } from './charge-shown';
 import type { HostedToolPlan } from './hosted-tool-plan';
 import type { AnswerDialect, AnswerIds, Translation } from './pipeline/endpoint';
+import type { Usage } from './usage';
 
 /** What every exchange of the app shares: built once, not copied into each request. */
 export interface ExchangeDeps {
@@ -51,4 +53,24 @@ export interface ExchangeContext {
   lease: Lease;
   /** The answer carries an id the upstream stores: told before the client can see it (with the tokens, if known). */
   onAnswer?: (answer: AnswerIds, tokens: number | undefined) => void;
+}
+
+/** What relaying an answer needs of its request. */
+export type AnswerRelayContext = Pick<
+  ExchangeContext,
+  'model' | 'stream' | 'hideUsageChunk' | 'answer' | 'translation' | 'echoedChars' | 'outputTokens' | 'onAnswer' | 'reservedOutput'
+>;
+
+/** What a relay reads of the app's settings, and the ports it reports through (one small object a request). */
+export interface RelayPorts {
+  /** Largest non-streamed answer held (or parsed) whole. */
+  limit: number;
+  /** Counts a stream's text when no usage comes (long texts off the event loop). */
+  count: CountTexts;
+  /** Charges a stream's whole usage at its line, which then shows the charge. */
+  charge: (usage: Usage, status: number) => Promise<ShownCharge>;
+  /** How long a stream whose client left is read on for its usage (0: not at all, as while the process stops). */
+  drainMs: () => number;
+  /** The streams being relayed now. */
+  activeStreams: { inc(): void; dec(): void };
 }

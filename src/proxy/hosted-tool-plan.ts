@@ -113,19 +113,3 @@ export function hostedCalls(output: unknown): string[] | undefined {
   }
   return calls;
 }
-
-/**
- * The tool line of a charge: each call the answer reports at its tool's price (an item of no tool the request named
- * at the dearest); the reserved calls when the answer reports none to read (no usage came, or chat's fixed search).
- */
-export function toolCharge(
-  plan: HostedToolPlan | undefined,
-  usage: { hostedCalls?: string[] } | undefined,
-): { calls: number; tokens: number } {
-  if (!plan) return { calls: 0, tokens: 0 };
-  const reported = usage?.hostedCalls;
-  if (plan.fixed || reported === undefined) return { calls: plan.calls, tokens: reservedToolTokens(plan) };
-  let tokens = 0;
-  for (const item of reported) tokens += plan.prices.get(item) ?? plan.perCall;
-  return { calls: reported.length, tokens };
-}

@@ -1,80 +1,91 @@
 /**
  * Relays a streamed answer (SSE) to the client as it arrives, through the SseTap that rewrites its model name and
- * finds its usage; the client's backpressure pauses the upstream. It returns how the stream went, and the exchange
- * settles that: the usage line waits for its charge, so that it can show it (charge-shown.ts), so a stream whose whole
- * usage passed returns `usage` first and, once shown its charge (`showCharge`), how it ended.
+ * finds its usage; the client's backpressure pauses the upstream. The usage line waits for its charge, so that it can
+ * show it (charge-shown.ts): the relay asks its `charge` port then, and the stream goes on once the store took it. A
+ * client that leaves is read on for the usage (upstream-drain.ts) within the model's bound. `relay` resolves with how
+ * the stream went (relay-outcome.ts), and the exchange settles that.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { downstreamResponseHeaders } from '../http/http-headers';
+import type { Answer } from '../upstreams/attempt';
+import type { AnswerRelayContext, RelayPorts } from './exchange-context';
 import type { ShownCharge } from './charge-shown';
-import type { AnswerIds, StreamDialect } from './pipeline/endpoint';
-import type { CountTexts } from '../metering/output-count';
 import { lineTooLong } from './line-cap';
+import type { StreamDialect } from './pipeline/endpoint';
+import { CLIENT_CLOSED, closedEarly, type RelayOutcome } from './relay-outcome';
 import { SseTap, type Usage } from './sse-tap';
-import { UpstreamDrain, type DrainOutcome } from './upstream-drain';
+import { drainedEstimate, UpstreamDrain, type DrainOutcome } from './upstream-drain';
 
-/** How a stream went, as far as its relay saw. */
-export type StreamOutcome =
-  /** The whole usage passed: the stream waits at its line until `showCharge`. */
+/** What the stream told its relay, in the order it happened. */
+type StreamEvent =
+  /** The whole usage passed: the stream waits at its line until it is shown its charge. */
   | { kind: 'usage'; usage: Usage }
-  /**
-   * The upstream's stream ended (`usage`: the upstream's, if it sent one). The client's ends with `end()`, after the
-   * settlement: a response ended first would look, to the exchange, answered by someone else.
-   */
-  | { kind: 'ended'; usage: Usage | undefined }
+  /** The upstream's stream ended; the client's ends after the settlement (`last`: its last bytes). */
+  | { kind: 'ended' }
   /** The upstream's stream broke off (reset, closed, timed out) while the client was still there. */
   | { kind: 'broken'; err: NodeJS.ErrnoException }
-  /** The client left and the stream was read on for its usage (`detach`) until `drained`. */
-  | { kind: 'client-gone'; drained: DrainOutcome; usage: Usage | undefined };
-
-export interface StreamOptions {
-  /** The client's model name as JSON bytes (what the tap writes in place of the upstream's). */
-  modelJson: Buffer;
-  /** Drop the usage line: only we asked for it. */
-  hideUsage: boolean;
-  dialect: StreamDialect;
-  /** Counts the streamed text when no usage comes (long text off the event loop). */
-  count: CountTexts;
-  /** Characters at the stream's start that echo the prompt (completions' `echo`): not output. */
-  echoedChars: number;
-  /** The endpoint's record of an answer the upstream stores (with its tokens, if known): told once, before the client can see its id. */
-  onAnswer?: (answer: AnswerIds, tokens: number | undefined) => void;
-  /** Aborted when the client left and the stream is not read on: nothing more is written or reported as ended. */
-  signal: AbortSignal;
-}
+  /** The client left (read on for the usage until `drained`, when it was). */
+  | { kind: 'client-gone'; drained?: DrainOutcome };
 
 export class StreamRelay {
-  readonly tap: SseTap;
+  private readonly tap: SseTap;
   /** When the first bytes of the answer left for the client (performance.now()), once they did. */
-  firstEventAt: number | undefined;
-  /** The usage line waits for its charge (showCharge), and whether the upstream's stream has ended. */
+  private firstEventAt: number | undefined;
+  /** The usage line waits for its charge, and whether the upstream's stream has ended. */
   private charging = false;
   private upstreamEnded = false;
-  /** Set once the client left and the stream is read on for its usage (upstream-drain.ts): nothing more is written. */
+  /** The client left: nothing more is written. */
+  private gone = false;
+  /** Set once the client left and the stream is read on for its usage (upstream-drain.ts). */
   private drain: UpstreamDrain | undefined;
-  /** The body, paused while the client's socket is full. */
-  private body: Readable | undefined;
   private told = false;
-  /** What the tap still held when the upstream ended: the client's stream's last bytes (`end()`). */
+  /** What the tap still held when the upstream ended: the client's stream's last bytes. */
   private last: Buffer | undefined;
-  /** Who waits for the stream's next outcome, and an outcome no one waited for yet. */
-  private waiting: ((outcome: StreamOutcome) => void) | undefined;
-  private pending: StreamOutcome | undefined;
+  /** Who waits for the stream's next event, and an event no one waited for yet. */
+  private waiting: ((event: StreamEvent) => void) | undefined;
+  private pending: StreamEvent | undefined;
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly options: StreamOptions,
+    private readonly upstream: Answer,
+    private readonly body: Readable,
+    private readonly ctx: AnswerRelayContext,
+    private readonly ports: RelayPorts,
+    dialect: StreamDialect,
   ) {
-    const { modelJson, hideUsage, dialect, count, echoedChars } = options;
-    this.tap = new SseTap({ model: modelJson, dropUsageChunk: hideUsage, parkUsage: !hideUsage, dialect, count, skipChars: echoedChars });
+    const { model, hideUsageChunk, echoedChars } = ctx;
+    const count = ports.count;
+    this.tap = new SseTap({
+      model: model.idJson,
+      dropUsageChunk: hideUsageChunk,
+      parkUsage: !hideUsageChunk,
+      dialect,
+      count,
+      skipChars: echoedChars,
+    });
   }
 
-  /** Writes the head and relays the body; resolves with the stream's first outcome. */
-  run(status: number, proxyRes: IncomingMessage, body: Readable): Promise<StreamOutcome> {
-    const { res, tap } = this;
-    this.body = body;
-    res.writeHead(status, downstreamResponseHeaders(proxyRes.headers));
+  /** Writes the head, relays the body, and resolves with how the stream went once it is over for the client. */
+  async relay(headers: OutgoingHttpHeaders): Promise<RelayOutcome> {
+    const status = this.upstream.res.statusCode ?? 200;
+    this.start(status, headers);
+    this.res.once('close', this.clientLeft);
+    this.ports.activeStreams.inc();
+    try {
+      let event = await this.next();
+      if (event.kind !== 'usage') return this.outcome(event, status, false);
+      this.showCharge(this.ports.charge(event.usage, status));
+      event = await this.next();
+      return this.outcome(event, status, true);
+    } finally {
+      this.res.off('close', this.clientLeft);
+      this.ports.activeStreams.dec();
+    }
+  }
+
+  private start(status: number, headers: OutgoingHttpHeaders): void {
+    const { res, tap, body, upstream } = this;
+    res.writeHead(status, headers);
     // The headers usually leave with the first event (one write, not two); a model slow to its first token gets
     // them on their own, at the end of this turn of the event loop.
     const flush = setImmediate(() => res.flushHeaders());
@@ -85,6 +96,7 @@ export class StreamRelay {
     };
     body.on('data', (chunk: Buffer) => {
       if (this.drain) return this.drained(chunk, this.drain);
+      if (this.gone) return;
       const out = tap.push(chunk);
       // An endless line: broken off (the body's error ends the stream as a reset would), never buffered whole.
       if (tap.overlong) return void body.destroy(lineTooLong(tap.lineCap));
@@ -106,60 +118,105 @@ export class StreamRelay {
     });
     body.once('end', () => (this.drain ? this.drain.finish('ended') : this.ended()));
     body.once('error', (err: NodeJS.ErrnoException) => (this.drain ? this.drain.finish('broken') : this.report({ kind: 'broken', err })));
-    proxyRes.once('close', () => {
-      if (proxyRes.complete) return;
+    upstream.res.once('close', () => {
+      if (upstream.res.complete) return;
       if (this.drain) return this.drain.finish('broken');
-      this.report({ kind: 'broken', err: Object.assign(new Error('upstream closed the stream'), { code: 'ECONNRESET' }) });
+      this.report({ kind: 'broken', err: closedEarly('stream') });
     });
-    return this.next();
+  }
+
+  /** What the settlement is told of the stream's last event (`charged`: at its usage line already). */
+  private outcome(event: StreamEvent, status: number, charged: boolean): RelayOutcome {
+    const { res, tap, upstream, firstEventAt } = this;
+    const streamed = () => tap.streamedCompletionTokens();
+    switch (event.kind) {
+      // A second usage event cannot come (the tap parks one line); were it to, the stream is over as if ended.
+      case 'usage':
+      case 'ended':
+        if (!charged)
+          return {
+            kind: 'served',
+            status,
+            usage: tap.chargeableUsage,
+            estimate: streamed,
+            reply: { kind: 'end', last: this.last },
+            firstEventAt,
+          };
+        if (!res.writableEnded) res.end(this.last);
+        return { kind: 'charged', firstEventAt };
+      case 'broken': {
+        // The client's stream ends with an error event; what was sent is charged.
+        const timedOut = upstream.timedOut();
+        if (!res.writableEnded) {
+          tap.abandon();
+          res.end(tap.errorEvent(timedOut));
+        }
+        upstream.res.destroy();
+        const failure = { kind: timedOut ? ('timeout' as const) : ('mid_stream' as const), err: event.err };
+        if (charged) return { kind: 'charged', failure, firstEventAt };
+        return {
+          kind: 'served',
+          status: res.statusCode,
+          usage: tap.chargeableUsage,
+          estimate: streamed,
+          reply: { kind: 'over' },
+          failure,
+          firstEventAt,
+        };
+      }
+      case 'client-gone': {
+        const drained = event.drained;
+        if (drained) upstream.res.destroy();
+        if (charged) return { kind: 'charged', firstEventAt };
+        // Read on and still without usage: hidden work may have used all the output reserved.
+        const estimate = drained ? () => drainedEstimate(streamed(), this.ctx.reservedOutput) : streamed;
+        return {
+          kind: 'served',
+          status: CLIENT_CLOSED,
+          usage: tap.chargeableUsage,
+          estimate,
+          reply: { kind: 'over' },
+          drained,
+          firstEventAt,
+        };
+      }
+    }
   }
 
   /**
    * Sends the parked usage line showing its charge, and what followed it (ending the stream if the upstream ended
-   * meanwhile); resolves with how the stream then ended. Undefined `charge`: the exchange had finished already, and
-   * the line stays parked.
+   * meanwhile). Undefined `charge`: settled already, and the line stays parked.
    */
-  showCharge(charge: Promise<ShownCharge> | undefined): Promise<StreamOutcome> {
+  private showCharge(charge: Promise<ShownCharge> | undefined): void {
     charge?.then((c) => {
       this.charging = false;
       const { res, tap } = this;
-      if (this.options.signal.aborted || res.writableEnded) return;
+      if (this.gone || res.writableEnded) return;
       const out = tap.unpark(c);
       if (this.upstreamEnded) {
         res.end(out.length > 0 ? Buffer.concat([out, tap.end()]) : tap.end());
-        this.report({ kind: 'ended', usage: tap.chargeableUsage });
+        this.report({ kind: 'ended' });
       } else if (out.length > 0) res.write(out);
     });
-    return this.next();
   }
 
   /**
-   * The client left: read on, forwarding nothing, until the stream's whole usage arrives or it ends, within `boundMs`;
-   * the stream's outcome is then `client-gone`. False (nothing started) when there is nothing to read on for: a bound
-   * of 0, a stream that ended or whose whole usage already passed.
+   * The client left: read on, forwarding nothing, until the stream's whole usage arrives or it ends, within the
+   * model's bound; unless there is nothing to read on for (a bound of 0, a stream that ended or whose whole usage
+   * passed): then the upstream is let go at once, and the model server stops generating.
    */
-  detach(boundMs: number): boolean {
-    if (boundMs <= 0 || this.upstreamEnded || this.tap.wholeUsage || this.body === undefined) return false;
-    this.drain = new UpstreamDrain(boundMs, (drained) => this.report({ kind: 'client-gone', drained, usage: this.tap.chargeableUsage }));
+  private readonly clientLeft = (): void => {
+    this.gone = true;
+    const boundMs = this.ports.drainMs();
+    if (boundMs <= 0 || this.upstreamEnded || this.tap.wholeUsage) {
+      this.upstream.res.destroy();
+      this.upstream.req.destroy();
+      return this.report({ kind: 'client-gone' });
+    }
+    this.drain = new UpstreamDrain(boundMs, (drained) => this.report({ kind: 'client-gone', drained }));
     // A full client socket had paused the upstream; it never drains now.
     this.body.resume();
-    return true;
-  }
-
-  /** Our count of what the stream carried, for an upstream that reported no usage. */
-  readonly streamedTokens = () => this.tap.streamedCompletionTokens();
-
-  /** Ends the client's stream after an `ended` outcome was settled (nothing when the charge's line ended it already). */
-  end(): void {
-    if (!this.res.writableEnded) this.res.end(this.last);
-  }
-
-  /** The upstream stream broke after it began: end the client's stream with an error event. */
-  broken(timedOut: boolean): void {
-    if (this.res.writableEnded) return;
-    this.tap.abandon();
-    this.res.end(this.tap.errorEvent(timedOut));
-  }
+  };
 
   /** A chunk read after the client left: only its usage and text matter. */
   private drained(chunk: Buffer, drain: UpstreamDrain): void {
@@ -176,37 +233,38 @@ export class StreamRelay {
   /** Tells the endpoint, once, that the upstream stores this answer, before the chunk naming it is written. */
   private tellAnswer(): void {
     const answerId = this.tap.answerId;
-    if (answerId === undefined || this.told || !this.options.onAnswer) return;
+    const onAnswer = this.ctx.onAnswer;
+    if (answerId === undefined || this.told || !onAnswer) return;
     this.told = true;
     const usage = this.tap.usage;
-    this.options.onAnswer(answerId, usage && usage.promptTokens + usage.completionTokens);
+    onAnswer(answerId, usage && usage.promptTokens + usage.completionTokens);
   }
 
   private ended(): void {
     const { res, tap } = this;
-    if (this.options.signal.aborted || res.writableEnded) return;
+    if (this.gone || res.writableEnded) return;
     this.upstreamEnded = true;
     // The usage line waits for its charge: showCharge ends the stream.
     if (this.charging) return;
     const last = tap.end();
     if (!tap.parked) {
       this.last = last;
-      return this.report({ kind: 'ended', usage: tap.chargeableUsage });
+      return this.report({ kind: 'ended' });
     }
     if (last.length > 0) res.write(last);
     this.charging = true;
     this.report({ kind: 'usage', usage: tap.usage as Usage });
   }
 
-  /** Hands the outcome to whoever waits for it, or keeps it for the next who asks. */
-  private report(outcome: StreamOutcome): void {
+  /** Hands the event to whoever waits for it, or keeps it for the next who asks. */
+  private report(event: StreamEvent): void {
     const waiting = this.waiting;
     this.waiting = undefined;
-    if (waiting) waiting(outcome);
-    else this.pending ??= outcome;
+    if (waiting) waiting(event);
+    else this.pending ??= event;
   }
 
-  private next(): Promise<StreamOutcome> {
+  private next(): Promise<StreamEvent> {
     const pending = this.pending;
     this.pending = undefined;
     if (pending) return Promise.resolve(pending);

@@ -1,5 +1,5 @@
 /** Reading a non-streamed upstream body: decompressed when the upstream ignored our identity request, and bounded. */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
@@ -44,4 +44,25 @@ export function collect(
     if (!over) done(Buffer.concat(chunks, size));
   });
   body.once('error', failed);
+}
+
+/** A body read whole: its bytes, or why not (larger than the limit, broken off, or the client left meanwhile). */
+export type Whole = { kind: 'body'; buf: Buffer } | { kind: 'over' } | { kind: 'broken'; err: NodeJS.ErrnoException } | { kind: 'left' };
+
+/** Reads a body whole within `limit`, unless the client's response closes first (it left: the read is abandoned). */
+export function readWhole(body: Readable, limit: number, client: ServerResponse): Promise<Whole> {
+  return new Promise((resolve) => {
+    const onLeft = () => resolve({ kind: 'left' });
+    client.once('close', onLeft);
+    const settle = (whole: Whole) => {
+      client.off('close', onLeft);
+      resolve(whole);
+    };
+    collect(
+      body,
+      limit,
+      (buf) => settle(buf === undefined ? { kind: 'over' } : { kind: 'body', buf }),
+      (err) => settle({ kind: 'broken', err }),
+    );
+  });
 }
