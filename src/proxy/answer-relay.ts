@@ -29,8 +29,8 @@ export async function relayAnswer(
   // A reset of the request's socket breaks the body off as the body's own error would.
   upstream.req.on('error', (err: NodeJS.ErrnoException) => upstream.res.destroy(err));
   const { headers: upstreamHeaders, statusCode } = upstream.res;
-  const headers = downstreamResponseHeaders(upstreamHeaders);
-  const status = statusCode ?? 502;
+  const head = { status: statusCode ?? 502, headers: downstreamResponseHeaders(upstreamHeaders) };
+  const status = head.status;
   let body = decoded(upstream.res);
   if (body === undefined) {
     upstream.res.destroy();
@@ -66,8 +66,8 @@ export async function relayAnswer(
       upstream.res.destroy();
       return { kind: 'refused', error: apiError('upstream_error', 'The upstream response exceeded the size limit.') };
     }
-    return parsedAnswer(status, headers, whole.buf, ctx);
+    return parsedAnswer(head, whole.buf, ctx);
   }
-  if (dialect) return new StreamRelay(res, upstream, body, ctx, ports, dialect).relay(headers);
-  return relayScanned(res, upstream, headers, body, ctx, ports.limit);
+  if (dialect) return new StreamRelay(res, upstream, body, ctx, ports, dialect).relay(head);
+  return relayScanned(res, upstream, head, body, ctx, ports.limit);
 }

@@ -9,7 +9,6 @@ import type { ApiError } from '../http/errors';
 import type { Answer } from '../upstreams/attempt';
 import { relayAnswer } from './answer-relay';
 import type { ExchangeContext, ExchangeDeps, RelayPorts } from './exchange-context';
-import type { RelayOutcome } from './relay-outcome';
 import { ExchangeSettlement } from './settlement';
 import { upstreamErrorFrom, upstreamFailure } from './upstream-errors';
 export type { ExchangeContext, ExchangeDeps } from './exchange-context';
@@ -51,7 +50,7 @@ export class Exchange {
     const { model } = this.ctx;
     metrics.upstreamDuration.observe({ model: model.id }, (performance.now() - this.started) / 1000);
     if (this.gone) return void answer.res.destroy();
-    const outcome: RelayOutcome = await relayAnswer(answer, this.res, this.ctx, this.relayPorts());
+    const outcome = await relayAnswer(answer, this.res, this.ctx, this.relayPorts());
     this.settlement.settleOutcome(outcome);
     // What the operator sees of it: the upstream's failures, the time to a stream's first bytes, a drain's end.
     if (outcome.kind === 'left') return;

@@ -3,18 +3,18 @@
  * when it has none, the id the upstream stores it under, and its bytes held for the charge to show in their head
  * (charge-shown.ts), its model name rewritten on bytes only when the parse says it differs.
  */
-import type { OutgoingHttpHeaders } from 'node:http';
 import { apiError } from '../http/errors';
 import { rewriteModel } from './model-rewriter';
 import type { AnswerRelayContext } from './exchange-context';
-import type { RelayOutcome } from './relay-outcome';
+import type { AnswerHead, RelayOutcome } from './relay-outcome';
 
 /**
  * What the parsed answer reports, or why it is refused (not JSON, not an object): nothing was served. An answer the
  * upstream stores is told to the endpoint (`onAnswer`) here, before the client can see its id.
  */
-export function parsedAnswer(status: number, headers: OutgoingHttpHeaders, buf: Buffer, ctx: AnswerRelayContext): RelayOutcome {
+export function parsedAnswer(head: AnswerHead, buf: Buffer, ctx: AnswerRelayContext): RelayOutcome {
   const { model, answer, outputTokens, onAnswer } = ctx;
+  const { status, headers } = head;
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(buf.toString('utf8'));

@@ -39,10 +39,14 @@ export type RelayOutcome =
  */
 export type Reply = { kind: 'held'; answer: HeldAnswer } | { kind: 'end'; last?: Buffer } | { kind: 'over' };
 
-/** A whole answer waiting for its charge, to show it in its head. */
-export interface HeldAnswer {
+/** The head the client is answered with: the upstream's status, and its headers fit to pass on. */
+export interface AnswerHead {
   status: number;
   headers: OutgoingHttpHeaders;
+}
+
+/** A whole answer waiting for its charge, to show it in its head. */
+export interface HeldAnswer extends AnswerHead {
   body: Buffer;
 }
 

@@ -4,25 +4,25 @@
  * charge (charge-shown.ts); past the limit relayed as it arrives, the client's backpressure pausing the upstream, and
  * its head cannot show the charge.
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Answer } from '../upstreams/attempt';
 import type { AnswerRelayContext } from './exchange-context';
 import { JsonTap } from './json-tap';
 import { NOT_AN_OBJECT } from './parsed-answer';
-import { CLIENT_CLOSED, closedEarly, type RelayOutcome, type UpstreamFailure } from './relay-outcome';
+import { CLIENT_CLOSED, closedEarly, type AnswerHead, type RelayOutcome, type UpstreamFailure } from './relay-outcome';
 
 /** Relays the scanned answer; resolves once it ended, broke off, or the client left (its response closed first). */
 export function relayScanned(
   res: ServerResponse,
   upstream: Answer,
-  headers: OutgoingHttpHeaders,
+  head: AnswerHead,
   body: Readable,
   ctx: AnswerRelayContext,
   limit: number,
 ): Promise<RelayOutcome> {
   const { model, answer } = ctx;
-  const status = upstream.res.statusCode ?? 502;
+  const { status, headers } = head;
   const tap = new JsonTap(model.idJson);
   let started = false;
   /** The answer's bytes so far, while it is held; undefined once it is relayed as it arrives. */

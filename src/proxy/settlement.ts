@@ -4,7 +4,7 @@
  * finished as the relay's outcome says (relay-outcome.ts), a whole answer showing its charge in its head.
  */
 import type { ServerResponse } from 'node:http';
-import { sendError } from '../http/errors';
+import { sendError, type ApiError } from '../http/errors';
 import { charged } from '../http/request-context';
 import { charge } from '../metering/metering';
 import { answerCharged, type ShownCharge } from './charge-shown';
@@ -58,7 +58,7 @@ export class ExchangeSettlement {
   }
 
   /** Answers with an error and returns the reservation: nothing was served, nothing is charged. */
-  refuse(err: Parameters<typeof sendError>[1]): void {
+  refuse(err: ApiError): void {
     if (this.settled) return;
     sendError(this.res, err);
     this.release();

@@ -5,14 +5,14 @@
  * client that leaves is read on for the usage (upstream-drain.ts) within the model's bound. `relay` resolves with how
  * the stream went (relay-outcome.ts), and the exchange settles that.
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Answer } from '../upstreams/attempt';
 import type { AnswerRelayContext, RelayPorts } from './exchange-context';
 import type { ShownCharge } from './charge-shown';
 import { lineTooLong } from './line-cap';
 import type { StreamDialect } from './pipeline/endpoint';
-import { CLIENT_CLOSED, closedEarly, type RelayOutcome } from './relay-outcome';
+import { CLIENT_CLOSED, closedEarly, type AnswerHead, type RelayOutcome } from './relay-outcome';
 import { SseTap, type Usage } from './sse-tap';
 import { drainedEstimate, UpstreamDrain, type DrainOutcome } from './upstream-drain';
 
@@ -66,9 +66,9 @@ export class StreamRelay {
   }
 
   /** Writes the head, relays the body, and resolves with how the stream went once it is over for the client. */
-  async relay(headers: OutgoingHttpHeaders): Promise<RelayOutcome> {
-    const status = this.upstream.res.statusCode ?? 200;
-    this.start(status, headers);
+  async relay(head: AnswerHead): Promise<RelayOutcome> {
+    const status = head.status;
+    this.start(head);
     this.res.once('close', this.clientLeft);
     this.ports.activeStreams.inc();
     try {
@@ -83,7 +83,7 @@ export class StreamRelay {
     }
   }
 
-  private start(status: number, headers: OutgoingHttpHeaders): void {
+  private start({ status, headers }: AnswerHead): void {
     const { res, tap, body, upstream } = this;
     res.writeHead(status, headers);
     // The headers usually leave with the first event (one write, not two); a model slow to its first token gets
