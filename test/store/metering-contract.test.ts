@@ -203,6 +203,14 @@ describe.each(storeKinds)('%s store: metering port', (kind) => {
       expect(result).toEqual({ kind: 'settled', balance: after!.balance });
       expect(after!.balance).toBe(1000 - after!.reserved);
       expect(after!.reserved).toBeLessThan(reserved);
+      // Charged from the packages, with a debt owed and a third request's reservation open: the same figure again.
+      await s.store.reserve(reserveReq(k, 'third'));
+      const charged = await s.store.settle(settlement(k, 'other', 1100));
+      const owing = await s.store.getKey(k.id);
+      expect(owing).toMatchObject({ debt: 100 });
+      expect(charged).toEqual({ kind: 'settled', balance: owing!.balance });
+      expect(owing!.balance).toBe(-100 - owing!.reserved);
+      expect(await s.store.settle(settlement(k, 'third', 5))).toEqual({ kind: 'settled', balance: -105 });
     });
 
     it('charges exactly once when a settle is retried', async () => {

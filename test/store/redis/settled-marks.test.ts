@@ -54,6 +54,11 @@ describe('redis store: settled markers', () => {
     await s.redis!.set(`${slot(k.accountId)}s:r-legacy`, '1-0', 'EX', 3600);
     expect(await s.store.settle(settlement(k, 'r-earlier', 20))).toEqual({ kind: 'duplicate' });
     expect(await s.store.settle(settlement(k, 'r-legacy', 20))).toEqual({ kind: 'duplicate' });
+    // A UUID marked in the layout before: its 16 bytes and 0xFF as the field.
+    const uuid = randomUUID();
+    const before = Buffer.concat([Buffer.from(uuid.replaceAll('-', ''), 'hex'), Buffer.from([0xff])]);
+    await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 2}`, before, '');
+    expect(await s.store.settle(settlement(k, uuid, 20))).toEqual({ kind: 'duplicate' });
     expect((await s.store.getKey(k.id))!.balance).toBe(1000);
     // A marker older than every bucket the window reaches is gone from the check, as an expired key was.
     await s.redis!.hset(`${slot(k.accountId)}sh:${hour - 26}`, 'r-older', '');

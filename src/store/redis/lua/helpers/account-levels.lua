@@ -25,13 +25,6 @@ local function levels_of(key_id)
   if key_id ~= '' then key_rl = redis.call('HGET', level_base .. 'k:' .. key_id, 'rl') end
   return account_levels(key_rl, redis.call('HGET', KEYS[1], 'rl'), key_id)
 end
--- The same levels, and the budgets ('bg') of the key and the account ('' for none), in one read of each hash.
-local function level_flags(key_id)
-  local key_flags = {false, false}
-  if key_id ~= '' then key_flags = redis.call('HMGET', level_base .. 'k:' .. key_id, 'rl', 'bg') end
-  local account_flags = redis.call('HMGET', KEYS[1], 'rl', 'bg')
-  return { levels = account_levels(key_flags[1], account_flags[1], key_id), key_bg = key_flags[2] or '', account_bg = account_flags[2] or '' }
-end
 local function levels_end(levels, id, how, tokens, window_ms)
   if not levels then return end
   for _, l in ipairs(levels) do

@@ -34,14 +34,18 @@ local function purge(a, r, ra)
   end
   redis.call('ZREMRANGEBYSCORE', r, '-inf', now_ms)
 end
--- Drops a request's reservation; false when it held none, else the periods its budgets counted it in.
-local function drop_reservation(a, r, ra, id)
-  local held = redis.call('HGET', ra, id)
-  if not held then return false end
+-- Drops a reservation read as held (its value in ra): {the periods its budgets counted it in, its amount}.
+local function drop_held(a, r, ra, id, held)
   redis.call('HDEL', ra, id)
   redis.call('ZREM', r, id)
   local account_p, key_p = unhold(a, held)
-  return {account_p, key_p}
+  return {account_p, key_p, tonumber(string.match(held, '^%d+'))}
+end
+-- Drops a request's reservation; false when it held none, else what drop_held returns.
+local function drop_reservation(a, r, ra, id)
+  local held = redis.call('HGET', ra, id)
+  if not held then return false end
+  return drop_held(a, r, ra, id, held)
 end
 local function live_balance(p)
   local balance = 0

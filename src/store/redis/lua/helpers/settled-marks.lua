@@ -7,15 +7,28 @@
 -- request's mark, or its field of the layout before (the id's 16 bytes and 0xFF, or the id). settle_mark(id, ttl):
 -- marks it in this hour's bucket, which expires ttl after its hour ends.
 local settle_slot = string.sub(KEYS[1], 1, -2)
+-- 16 hex digits as the 8 bytes they spell: 32 bits per tonumber and one string.char (a gsub calling a function per
+-- byte, or a table of bytes unpacked, cost a settlement without its reservation a tenth of its time).
+local floor = math.floor
+local function hex_bytes(hex)
+  local a, b = tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16)
+  return string.char(floor(a / 16777216), floor(a / 65536) % 256, floor(a / 256) % 256, a % 256,
+    floor(b / 16777216), floor(b / 65536) % 256, floor(b / 256) % 256, b % 256)
+end
+-- A request's mark (its field and the 7 bytes filed there), worked out once per script however often it is asked.
+local mark_id, mark_field, mark_rest
 local function fingerprint(id)
-  local bytes = string.gsub(string.sub(redis.sha1hex(id), 1, 16), '%x%x', function(h) return string.char(tonumber(h, 16)) end)
-  return '\255' .. string.sub(bytes, 1, 1), string.sub(bytes, 2)
+  if mark_id ~= id then
+    local bytes = hex_bytes(string.sub(redis.sha1hex(id), 1, 16))
+    mark_id, mark_field, mark_rest = id, '\255' .. string.sub(bytes, 1, 1), string.sub(bytes, 2)
+  end
+  return mark_field, mark_rest
 end
 local function layout_before(id)
   if #id == 36 and string.sub(id, 9, 9) == '-' and string.sub(id, 14, 14) == '-' and string.sub(id, 19, 19) == '-'
     and string.sub(id, 24, 24) == '-' and not string.find(id, '[^%-0-9a-f]') then
     local hex = string.gsub(id, '%-', '')
-    if #hex == 32 then return (string.gsub(hex, '%x%x', function(h) return string.char(tonumber(h, 16)) end)) .. '\255' end
+    if #hex == 32 then return hex_bytes(string.sub(hex, 1, 16)) .. hex_bytes(string.sub(hex, -16)) .. '\255' end
   end
   return id
 end
@@ -35,6 +48,9 @@ local function made_s(id)
   if not high or #id ~= 36 then return 0 end
   return tonumber(high .. low, 16) / 1000
 end
+-- What settled_before read of this hour's field (false: nothing), for settle_mark to append to without reading it
+-- again; nil when it was not read.
+local this_hour_field
 local function settled_before(id, ttl, skew)
   local field, rest = fingerprint(id)
   local before = layout_before(id)
@@ -42,6 +58,7 @@ local function settled_before(id, ttl, skew)
   local first = math.max(math.floor((now_s - ttl) / 3600), math.floor((made_s(id) - skew) / 3600))
   for h = hour, first, -1 do
     local got = redis.call('HMGET', settle_slot .. 'sh:' .. h, field, before)
+    if h == hour then this_hour_field = got[1] end
     if got[2] or (got[1] and holds(got[1], rest)) then return true end
   end
   return false
@@ -50,7 +67,8 @@ local function settle_mark(id, ttl)
   local field, rest = fingerprint(id)
   local hour = math.floor(now_s / 3600)
   local bucket = settle_slot .. 'sh:' .. hour
-  local was = redis.call('HGET', bucket, field)
+  local was = this_hour_field
+  if was == nil then was = redis.call('HGET', bucket, field) end
   redis.call('HSET', bucket, field, (was or '') .. rest)
   -- A new bucket's first mark is a new field: the expiry is set once per field, not per request.
   if not was then redis.call('EXPIREAT', bucket, (hour + 1) * 3600 + ttl) end

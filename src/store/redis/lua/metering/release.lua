@@ -7,5 +7,5 @@
 local held = redis.call('HGET', KEYS[3], ARGV[1])
 if not held then return 0 end
 levels_end(levels_of(string.match(held, '^%d+:([^:]*)')), ARGV[1], 'release', 0, tonumber(ARGV[2]))
-drop_reservation(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+drop_held(KEYS[1], KEYS[2], KEYS[3], ARGV[1], held)
 return 1

@@ -23,17 +23,23 @@ local ttl = A.ttl
 -- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
 -- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
 -- through the markers: one hour bucket per hour since it was made (25 for an id that does not say when).
-if redis.call('HEXISTS', KEYS[5], A.id) == 0 and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(A.id, ttl, A.skew)) then
+local held = redis.call('HGET', KEYS[5], A.id)
+if not held and (redis.call('EXISTS', KEYS[6]) == 1 or settled_before(A.id, ttl, A.skew)) then
   return {'duplicate'}
 end
-local flags = level_flags(A.key_id)
-levels_end(flags.levels, A.id, 'settle', A.charged, A.window_ms)
-local counted = drop_reservation(KEYS[1], KEYS[4], KEYS[5], A.id) or {'', ''}
-if flags.key_bg ~= '' or flags.account_bg ~= '' then
+-- The key's and the account's levels and budgets in one read of each hash, with what the reply's balance needs of
+-- the account (its debt and reservations before this step) and whether the key still exists (`created`).
+local key_read = {false, false, false}
+if A.key_id ~= '' then key_read = redis.call('HMGET', KEYS[2], 'rl', 'bg', 'created') end
+local account = redis.call('HMGET', KEYS[1], 'rl', 'bg', 'debt', 'reserved', 'rc')
+levels_end(account_levels(key_read[1], account[1], A.key_id), A.id, 'settle', A.charged, A.window_ms)
+local counted = held and drop_held(KEYS[1], KEYS[4], KEYS[5], A.id, held) or {'', '', 0}
+local key_bg, account_bg = key_read[2] or '', account[2] or ''
+if key_bg ~= '' or account_bg ~= '' then
   local charged = A.charged
-  local b = budget_of(KEYS[1], flags.account_bg, A.starts)
+  local b = budget_of(KEYS[1], account_bg, A.starts)
   if b then budget_charge(b, counted[1], charged) end
-  b = budget_of(KEYS[2], flags.key_bg, A.starts)
+  b = budget_of(KEYS[2], key_bg, A.starts)
   if b then budget_charge(b, counted[2], charged) end
 end
 local left = A.charged
@@ -88,14 +94,13 @@ local function add_totals(h)
 end
 add_totals(KEYS[8])
 redis.call('HINCRBY', KEYS[8], 'charged_tokens', A.charged)
-if A.key_id ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then
+if key_read[3] then
   add_totals(KEYS[2])
   redis.call('HINCRBY', KEYS[2], 'spent', A.charged)
   redis.call('HSET', KEYS[2], 'last_used', now_s)
 end
 settle_mark(A.id, ttl)
-local held = redis.call('HMGET', KEYS[1], 'debt', 'reserved', 'rc')
-if not held[3] then
+if not account[5] then
   -- The account's first settlement since rollups left this step: the follower starts after the record before this
   -- one (every record before it was rolled up by the step itself, or predates rollups). `ru`, the first day the
   -- rollups hold whole, as when they began: 0 for an account's first record, else the day after a ledger without them.
@@ -105,4 +110,8 @@ if not held[3] then
     redis.call('HSET', KEYS[1], 'ru', before[1] and math.floor(now_s / 86400) + 1 or 0)
   end
 end
-return {'ok', id, unspent - tonumber(held[1] or 0) - tonumber(held[2] or 0)}
+-- The account's debt and reservations after this step: what they were, with the shortfall added and this request's
+-- reservation taken off.
+local debt = tonumber(account[3] or 0) + math.max(left, 0)
+local reserved = tonumber(account[4] or 0) - counted[3]
+return {'ok', id, unspent - debt - reserved}
