@@ -28,7 +28,7 @@ import { isWholeStore, type ServingStore } from './store/ports/store';
 import { RedisStore } from './store/redis/redis-store';
 import { MemoryResponseOwners } from './store/memory/memory-response-owners';
 import { MemoryWebhookStore } from './store/memory/memory-webhook-store';
-import { DeliveryWorker } from './events/delivery-worker';
+import { startDelivery } from './events/start-delivery';
 import { openLedgerArchive } from './ledger-archive/open-ledger-archive';
 
 /** What a caller may put in place of what the config would build; each unset one is built as production builds it. */
@@ -113,21 +113,11 @@ export async function buildServices(config: MeterConfig, parts: MeterParts, over
   const upgrading = backend instanceof RedisStore ? await upgradeStore(backend, answers, logger) : undefined;
   // Webhook delivery runs beside the requests, never in them; beside a host's serving store there are no events.
   const delivery = opened.stores.delivery;
+  const outbox = delivery.outbox;
   const worker =
-    isWholeStore(store) && delivery.outbox !== undefined
-      ? new DeliveryWorker({
-          outbox: delivery.outbox,
-          webhooks: delivery.webhooks,
-          // The requests' store writes the events; the delivery's own (the same in memory) sweeps for package expiry.
-          writers: [store, delivery.outbox],
-          metrics,
-          logger,
-          lowBalance: { tokens: config.lowBalanceTokens, percent: config.lowBalancePercent },
-          timeoutMs: config.webhookTimeoutMs,
-          packageExpiringDays: config.packageExpiringDays,
-        })
+    isWholeStore(store) && outbox !== undefined
+      ? startDelivery(config, parts, { store, delivery: { outbox, webhooks: delivery.webhooks }, metrics, logger })
       : undefined;
-  worker?.start();
   ledger.start();
   return {
     deps,

@@ -149,6 +149,12 @@ export const OPTIONS = {
   lowBalancePercent: meter('LOW_BALANCE_PERCENT', whole(20, 100)),
   /** A webhook receiver slower than this to answer counts as a failed attempt. */
   webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
+  /**
+   * On `redisUrl`: deliver webhooks from a thread of the process's own (its own event loop, heap and Redis
+   * connection), apart from the requests' event loop. Off, or on the embedded store or a host's Redis client: in the
+   * process's event loop.
+   */
+  webhookDeliveryThread: meter('WEBHOOK_DELIVERY_THREAD', flag(true)),
   /** package.expiring fires this many days before a package with tokens left expires. */
   packageExpiringDays: meter('PACKAGE_EXPIRING_DAYS', whole(7)),
   /**

@@ -1,20 +1,28 @@
 /**
  * The webhooks' delivery worker, apart from every request: it keeps what the stores write in step with the endpoints
- * configured (told of each change at once, and checking each round in case a message was lost), hands the accounts'
- * outbox events to the endpoints' queues each round, sweeps for package expiry, and wakes each endpoint's own
- * delivery loop (endpoint-loop.ts). No round waits on a delivery.
+ * configured (event-gates.ts), hands the accounts' outbox events to the endpoints' queues each round, sweeps for
+ * package expiry, and wakes each endpoint's own delivery loop (endpoint-loop.ts). No round waits on a delivery. It
+ * runs on the request path's event loop, or in a thread of its own (delivery-thread.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../observability/logger';
-import type { Metrics } from '../observability/metrics';
 import type { EventOutbox } from '../store/ports/event-outbox';
 import type { WebhookBackend } from '../store/ports/webhook-store';
 import type { LowBalanceDefault, WebhookEndpoint } from '../store/records/events';
 import { AttemptSlots } from './attempt-slots';
 import { FIRST_RETRY_MS } from './backoff';
 import { EndpointLoop, type LoopDeps } from './endpoint-loop';
-import { wantsFor } from './event-wants';
+import { EventGates } from './event-gates';
 import { handOn } from './hand-on';
+
+/** A gauge with an endpoint label, as the worker sets it (a prom-client Gauge, or the delivery thread's messages). */
+export interface EndpointGauge {
+  set(labels: { endpoint: string }, value: number): void;
+  remove(labels: { endpoint: string }): void;
+}
+
+/** The worker's gauges, as the process's Metrics names them. */
+export type EndpointGauges = Record<'webhookBacklog' | 'webhookOldestSeconds', EndpointGauge>;
 
 export interface DeliveryWorkerOptions {
   /** The outbox the worker reads, drops and sweeps (on Redis: a connection of its own, not the requests'). */
@@ -24,7 +32,7 @@ export interface DeliveryWorkerOptions {
   writers?: Pick<EventOutbox, 'wantEvents'>[];
   logger: Logger;
   /** Where the backlog gauges go (tokenmeter_webhook_backlog, tokenmeter_webhook_oldest_seconds). */
-  metrics?: Pick<Metrics, 'webhookBacklog' | 'webhookOldestSeconds'>;
+  metrics?: EndpointGauges;
   /** balance.low's threshold for accounts without their own. */
   lowBalance: LowBalanceDefault;
   /** A receiver slower than this to answer counts as failed. Default 10000. */
@@ -49,21 +57,16 @@ export class DeliveryWorker {
   private readonly owner = randomBytes(8).toString('hex');
   private readonly loops = new Map<string, EndpointLoop>();
   private readonly deps: LoopDeps;
-  private readonly writers: Pick<EventOutbox, 'wantEvents'>[];
+  private readonly gates: EventGates;
   private timer: NodeJS.Timeout | undefined;
-  private wantsTimer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private sweeping: Promise<void> | undefined;
-  private unwatch: (() => Promise<void>) | undefined;
   private lastSweep = 0;
   private stopped = false;
-  /** Refreshes of the wants, numbered: one that started earlier never overwrites a later one's. */
-  private wantsAsked = 0;
-  private wantsApplied = 0;
 
   constructor(private readonly o: DeliveryWorkerOptions) {
     const timeoutMs = o.timeoutMs ?? 10_000;
-    this.writers = o.writers ?? [o.outbox];
+    this.gates = new EventGates({ webhooks: o.webhooks, writers: o.writers ?? [o.outbox], lowBalance: o.lowBalance, pollMs: o.pollMs });
     this.deps = {
       webhooks: o.webhooks,
       logger: o.logger,
@@ -82,14 +85,7 @@ export class DeliveryWorker {
    * every pollMs; endpoint changes refresh the gates at once.
    */
   start(): void {
-    this.applyWants(undefined);
-    // An endpoint's change is answered only once this refresh has applied it (watchEndpoints).
-    this.unwatch = this.o.webhooks.watchEndpoints(async () => {
-      await this.refreshWants();
-    });
-    // Its own timer, so a long round (a big hand-on, a sweep of many accounts) never stretches the gate's bound.
-    this.wantsTimer = setInterval(() => void this.refreshWants().catch(() => undefined), this.o.pollMs ?? 1_000);
-    this.wantsTimer.unref();
+    this.gates.start();
     const loop = () => {
       if (this.stopped) return;
       this.running = this.round()
@@ -105,8 +101,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearInterval(this.wantsTimer);
-    await this.unwatch?.();
+    await this.gates.stop();
     await this.running;
     await this.sweeping;
     await Promise.all([...this.loops.values()].map((l) => l.busy));
@@ -142,12 +137,7 @@ export class DeliveryWorker {
 
   /** Reads the endpoints, sets what the stores write from them, and keeps one loop per endpoint. */
   private async refreshWants(): Promise<WebhookEndpoint[]> {
-    const asked = ++this.wantsAsked;
-    const endpoints = await this.o.webhooks.listEndpoints();
-    if (asked > this.wantsApplied) {
-      this.wantsApplied = asked;
-      this.applyWants(endpoints);
-    }
+    const endpoints = await this.gates.refresh();
     const ids = new Set(endpoints.map((e) => e.id));
     for (const id of this.loops.keys()) {
       if (ids.has(id)) continue;
@@ -161,11 +151,6 @@ export class DeliveryWorker {
       else this.loops.set(e.id, new EndpointLoop(e, this.deps));
     }
     return endpoints;
-  }
-
-  private applyWants(endpoints: readonly WebhookEndpoint[] | undefined): void {
-    const wants = wantsFor(endpoints, this.o.lowBalance);
-    for (const w of this.writers) w.wantEvents(wants);
   }
 
   /**

@@ -64,6 +64,22 @@ export function redisDeliveryStores(client: Redis | Cluster, options: { prefix: 
   return { outbox, webhooks: new RedisWebhookStore(own, { prefix: options.prefix }), close: () => closeRedis(own) };
 }
 
+/**
+ * The delivery worker's stores on a connection of their own to REDIS_URL, opened where they run (the delivery
+ * thread, delivery-thread.ts): the same prefix, window and options as the requests' store.
+ */
+export function openDeliveryStores(config: DeliveryStoreConfig, logger: Logger): DeliveryStores {
+  const client = connect(config, config.redisUrl, logger);
+  const prefix = config.redisPrefix;
+  const outbox = new RedisOutbox(redisShared(client, { prefix, limitWindowMs: config.rateLimitWindowSeconds * 1000 }));
+  return { outbox, webhooks: new RedisWebhookStore(client, { prefix }), close: () => closeRedis(client) };
+}
+
+/** What a connection of the delivery's own needs of the configuration: plain data, to hand to a thread. */
+export type DeliveryStoreConfig = Pick<StoreConfig, 'redisPrefix' | 'redisCluster' | 'storeTimeoutMs' | 'rateLimitWindowSeconds'> & {
+  redisUrl: string;
+};
+
 /** What the host gave instead of what the configuration would open: its own Redis client, sessions, commerce. */
 export interface GivenStores {
   redis?: Redis | Cluster;
@@ -115,7 +131,7 @@ export function createStores(config: StoreConfig, logger: Logger, given: GivenSt
   };
 }
 
-function connect(config: StoreConfig, url: string, logger: Logger): Redis | Cluster {
+function connect(config: Pick<StoreConfig, 'redisCluster' | 'storeTimeoutMs'>, url: string, logger: Logger): Redis | Cluster {
   const options = redisClientOptions(config.storeTimeoutMs);
   const client = config.redisCluster
     ? // Every script touches one hash tag's keys (an account's, a model's, a session's, a code's): one slot, so they run unchanged on a cluster.

@@ -1,0 +1,88 @@
+/**
+ * The webhooks' delivery worker in a thread of its own (WEBHOOK_DELIVERY_THREAD, on REDIS_URL): its hand-on, sweeps,
+ * POSTs and the Redis calls that record them run on another event loop and another heap, so a burst of deliveries
+ * (every event of the last second, at the round's start) neither delays a request's callbacks nor adds to the
+ * request path's garbage collections. The thread opens its own connection (delivery-thread-main.ts); the events stay
+ * in Redis, so a thread that fails loses nothing: it is started again and delivers what is due.
+ * The request path's own event gates stay here (event-gates.ts): an endpoint's change is answered only once this
+ * process writes what it asks, without a message to the thread in between.
+ */
+import { extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../observability/logger';
+import type { LowBalanceDefault } from '../store/records/events';
+import type { DeliveryStoreConfig } from '../store/create-store';
+import type { EndpointGauges } from './delivery-worker';
+
+const THREAD_FILE = join(__dirname, `delivery-thread-main${extname(__filename)}`);
+const THREAD_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', 'tsx/cjs'] : [];
+/** A thread that ended on its own is started again after this long. */
+const RESTART_MS = 1_000;
+/** How long stop() waits for the thread to finish its attempts in flight (each is recorded first) before ending it. */
+const STOP_MS = 15_000;
+
+/** What the thread is started with: plain data (a thread gets copies, never objects with behaviour). */
+export interface DeliveryThreadData {
+  store: DeliveryStoreConfig;
+  logLevel: string;
+  lowBalance: LowBalanceDefault;
+  timeoutMs: number;
+  packageExpiringDays: number;
+}
+
+/** The thread's messages: a gauge's new value for an endpoint (null: the endpoint is gone), or that it stopped. */
+export type DeliveryThreadMessage = { gauge: keyof EndpointGauges; endpoint: string; value: number | null } | { stopped: true };
+
+export interface DeliveryThreadOptions {
+  data: DeliveryThreadData;
+  logger: Logger;
+  metrics?: EndpointGauges;
+}
+
+export class DeliveryThread {
+  private worker: Worker | undefined;
+  private restart: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly o: DeliveryThreadOptions) {}
+
+  start(): void {
+    const worker = new Worker(THREAD_FILE, { execArgv: THREAD_EXEC_ARGV, workerData: this.o.data });
+    this.worker = worker;
+    // Never what keeps the process alive: stop() ends it.
+    worker.unref();
+    worker.on('message', (m: DeliveryThreadMessage) => {
+      if (!('gauge' in m)) return;
+      const gauge = this.o.metrics?.[m.gauge];
+      if (m.value === null) gauge?.remove({ endpoint: m.endpoint });
+      else gauge?.set({ endpoint: m.endpoint }, m.value);
+    });
+    worker.on('error', (err) => this.o.logger.error({ err: err.message }, 'webhook delivery thread failed'));
+    worker.on('exit', () => {
+      if (this.worker !== worker || this.stopping) return;
+      this.o.logger.warn('webhook delivery thread ended; starting it again');
+      this.restart = setTimeout(() => this.start(), RESTART_MS);
+      this.restart.unref();
+    });
+  }
+
+  /** Stops after the round under way and the attempts in flight, as the worker in the process does. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restart);
+    const worker = this.worker;
+    if (!worker) return;
+    // Stopped (its attempts recorded, its connection closed), or gone, or past the wait: then ended at once.
+    await new Promise<void>((resolve) => {
+      const late = setTimeout(resolve, STOP_MS);
+      const done = () => {
+        clearTimeout(late);
+        resolve();
+      };
+      worker.on('message', (m: DeliveryThreadMessage) => 'stopped' in m && done());
+      worker.once('exit', done);
+      worker.postMessage('stop');
+    });
+    await worker.terminate();
+  }
+}
