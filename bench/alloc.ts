@@ -8,7 +8,7 @@
  * (gc-on-signal.ts), writes the profile to bench/results/profiles/ and prints bytes per request by function.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../test/helpers/redis-server';
 import { closedLoop, type Endpoint } from './load';
@@ -86,6 +86,7 @@ async function profileAllocations(kind: string): Promise<void> {
   const dir = join(__dirname, 'results', 'profiles');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `alloc-${kind}.heapprofile`);
+  rmSync(file, { force: true });
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));
@@ -103,7 +104,8 @@ async function profileAllocations(kind: string): Promise<void> {
     };
     if (!loads[kind]) throw new Error(`--profile ${kind}: one of ${Object.keys(loads).join(', ')}`);
     const r = await perRequest(t, loads[kind]);
-    await sleep(500);
+    // The profile is written once V8 has stopped sampling: seconds for a busy window.
+    for (let waited = 0; !existsSync(file) && waited < 30_000; waited += 250) await sleep(250);
     log(`${kind}: ${r.kib.toFixed(1)} KiB per request from the GC trace (${r.requests}); wrote ${file}`);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as { head: Parameters<typeof summarizeHeap>[0] };
     process.stdout.write(`${summarizeHeap(profile.head, r.requests)}\n`);

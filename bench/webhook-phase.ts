@@ -30,7 +30,7 @@ async function stats(receiverUrl: string, reset = false): Promise<Stats> {
 }
 
 /** Waits until the receiver's count stops moving for `quietMs` (the earlier phases' events have drained). */
-async function quiet(receiverUrl: string, quietMs: number, limitMs: number): Promise<void> {
+export async function quiet(receiverUrl: string, quietMs: number, limitMs: number): Promise<void> {
   const deadline = Date.now() + limitMs;
   let last = -1;
   let since = Date.now();

@@ -12,6 +12,8 @@ import { createInterface } from 'node:readline';
 import express from 'express';
 import Redis from 'ioredis';
 import request from 'supertest';
+import { DeliveryThread } from '../../src/events/delivery-thread';
+import { createLogger } from '../../src/observability/logger';
 import { createTokenmeter, type Tokenmeter } from '../../src/index';
 import { RedisWebhookStore } from '../../src/store/redis/redis-webhook-store';
 import { eventually } from '../helpers/eventually';
@@ -112,5 +114,37 @@ describe.each([
     await eventually(async () => expect(receiver.arrivals.map((a) => a.type)).toEqual(['usage.settled']));
     if (thread) expect(receiver.arrivals[0].at).toBeLessThan(freed);
     else expect(receiver.arrivals[0].at).toBeGreaterThanOrEqual(freed);
+  });
+});
+
+describe('the delivery thread itself', () => {
+  it('is started again when it ends, and stop() ends it for good', async () => {
+    const thread = new DeliveryThread({
+      data: {
+        store: {
+          redisUrl: testRedisUrl(),
+          redisPrefix: 'dthread-restart:',
+          redisCluster: false,
+          storeTimeoutMs: 2_000,
+          rateLimitWindowSeconds: 60,
+        },
+        logLevel: 'silent',
+        lowBalance: { tokens: undefined, percent: 20 },
+        timeoutMs: 2_000,
+        packageExpiringDays: 7,
+      },
+      logger: createLogger('silent'),
+    });
+    // Its worker is private: read here only to end it from outside, as a crash would.
+    const current = () => (thread as unknown as { worker: import('node:worker_threads').Worker }).worker;
+    thread.start();
+    const first = current();
+    await first.terminate();
+    await eventually(async () => expect(current()).not.toBe(first));
+    const second = current();
+    await thread.stop();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(current()).toBe(second);
+    expect(second.threadId).toBe(-1);
   });
 });
