@@ -24,7 +24,7 @@ interface Stats {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function stats(receiverUrl: string, reset = false): Promise<Stats> {
+export async function stats(receiverUrl: string, reset = false): Promise<Stats> {
   const res = await fetch(`${receiverUrl}/webhook-stats`, { method: reset ? 'DELETE' : 'GET' });
   return (await res.json()) as Stats;
 }

@@ -11,7 +11,7 @@ import { freePort } from '../test/helpers/redis-server';
 import { openLoop, percentile } from './load';
 import { killAllOnExit, pinSelf, startProcess, type Started } from './processes';
 import { compileServers, redisProcess, serverProcess } from './servers';
-import { quiet } from './webhook-phase';
+import { quiet, stats } from './webhook-phase';
 import { endpoint, jsonBody, NO_KEY } from './workload';
 
 const ROUNDS = Number(process.env.WEBHOOK_TAIL_ROUNDS ?? 3);
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     for (const t of targets) {
       const ready = t.started.ready as { port: number; key?: string };
       const e = endpoint(ready.port, ready.key ?? NO_KEY, jsonBody);
+      const before = t.label.startsWith('usage.settled') ? (await stats(receiverUrl)).events : 0;
       const { samples } = await openLoop(e, RATE, SECONDS * 1000, 2_000);
       const ttfb = samples.filter((s) => s.ok).map((s) => s.ttfbMs);
       const f = figures.get(t.label)!;
@@ -75,6 +76,11 @@ async function main(): Promise<void> {
       );
       // Every event of this phase is delivered before the next target is measured: the thread shares core 0 too.
       await quiet(receiverUrl, 1_000, 120_000);
+      if (t.label.startsWith('usage.settled')) {
+        const delivered = (await stats(receiverUrl)).events - before;
+        log(`  ${delivered} events delivered (${samples.length + Math.round(2 * RATE)} requests sent)`);
+        if (delivered < samples.length) throw new Error(`${t.label}: only ${delivered} events of ${samples.length} requests were delivered`);
+      }
     }
   }
   const base = figures.get('passthrough')!;

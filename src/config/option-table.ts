@@ -151,10 +151,10 @@ export const OPTIONS = {
   webhookTimeoutMs: meter('WEBHOOK_TIMEOUT_MS', whole(10_000)),
   /**
    * On `redisUrl`: deliver webhooks from a thread of the process's own (its own event loop, heap and Redis
-   * connection), apart from the requests' event loop. Off, or on the embedded store or a host's Redis client: in the
-   * process's event loop.
+   * connection), apart from the requests' event loop: for a process with more than one core. Off (the default), or on
+   * the embedded store or a host's Redis client: in the process's event loop.
    */
-  webhookDeliveryThread: meter('WEBHOOK_DELIVERY_THREAD', flag(true)),
+  webhookDeliveryThread: meter('WEBHOOK_DELIVERY_THREAD', flag(false)),
   /** package.expiring fires this many days before a package with tokens left expires. */
   packageExpiringDays: meter('PACKAGE_EXPIRING_DAYS', whole(7)),
   /**

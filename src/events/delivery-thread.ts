@@ -1,8 +1,9 @@
 /**
- * The webhooks' delivery worker in a thread of its own (WEBHOOK_DELIVERY_THREAD, on REDIS_URL): its hand-on, sweeps,
- * POSTs and the Redis calls that record them run on another event loop and another heap, so a burst of deliveries
- * (every event of the last second, at the round's start) neither delays a request's callbacks nor adds to the
- * request path's garbage collections. The thread opens its own connection (delivery-thread-main.ts); the events stay
+ * The webhooks' delivery worker in a thread of its own (WEBHOOK_DELIVERY_THREAD=true, on REDIS_URL): its hand-on,
+ * sweeps, POSTs and the Redis calls that record them run on another event loop and another heap, so a burst of
+ * deliveries (every event of the last second, at the round's start) is not queued among a request's callbacks and
+ * adds nothing to the request path's garbage collections. It needs a core of its own to pay: on a process pinned to
+ * one core the kernel's time slices between the two threads lengthened the requests' tail (docs/performance.md). The thread opens its own connection (delivery-thread-main.ts); the events stay
  * in Redis, so a thread that fails loses nothing: it is started again and delivers what is due.
  * The request path's own event gates stay here (event-gates.ts): an endpoint's change is answered only once this
  * process writes what it asks, without a message to the thread in between.

@@ -1,5 +1,5 @@
 /**
- * Where the webhooks' delivery runs: in a thread of its own on REDIS_URL (WEBHOOK_DELIVERY_THREAD, the default), the
+ * Where the webhooks' delivery runs: in a thread of its own on REDIS_URL when WEBHOOK_DELIVERY_THREAD is true, the
  * requests' event gates staying in the process; else the delivery worker in the process's event loop, gating both
  * its own outbox and the requests' store.
  */
@@ -21,8 +21,8 @@ interface DeliverySetting {
 }
 
 /**
- * Starts the webhooks' delivery: in a thread of its own when REDIS_URL is configured (and WEBHOOK_DELIVERY_THREAD is
- * not false), the requests' event gates staying here; else the worker in this process, gating both stores.
+ * Starts the webhooks' delivery: in a thread of its own when REDIS_URL is configured and WEBHOOK_DELIVERY_THREAD is
+ * true, the requests' event gates staying here; else the worker in this process, gating both stores.
  */
 export function startDelivery(config: MeterConfig, parts: MeterParts, s: DeliverySetting): { stop(): Promise<void> } {
   const lowBalance = { tokens: config.lowBalanceTokens, percent: config.lowBalancePercent };

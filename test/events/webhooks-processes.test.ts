@@ -1,5 +1,6 @@
 /**
- * Webhooks across real proxy processes on one redis-server: two processes serve and deliver, each event reaches the
+ * Webhooks across real proxy processes on one redis-server: two processes serve and deliver (one of them from its
+ * delivery thread), each event reaches the
  * receiver once; a process killed with SIGKILL mid-delivery has the event redelivered, same id, after a restart;
  * usage.settled events sum to the ledger and to /metrics.
  */
@@ -44,7 +45,8 @@ describe('webhooks across processes', () => {
       // A short receiver timeout, so a dead holder's endpoint lease (timeout + 5 s) frees soon.
       WEBHOOK_TIMEOUT_MS: '1000',
     };
-    procs.push(await startProxyProcess(env), await startProxyProcess(env));
+    // One process delivers in its event loop, the other from its delivery thread (the built dist/, as run in production).
+    procs.push(await startProxyProcess(env), await startProxyProcess({ ...env, WEBHOOK_DELIVERY_THREAD: 'true' }));
   });
 
   afterAll(async () => {
