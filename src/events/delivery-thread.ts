@@ -3,20 +3,20 @@
  * sweeps, POSTs and the Redis calls that record them run on another event loop and another heap, so a burst of
  * deliveries (every event of the last second, at the round's start) is not queued among a request's callbacks and
  * adds nothing to the request path's garbage collections. It needs a core of its own to pay: on a process pinned to
- * one core the kernel's time slices between the two threads lengthened the requests' tail (docs/performance.md). The thread opens its own connection (delivery-thread-main.ts); the events stay
- * in Redis, so a thread that fails loses nothing: it is started again and delivers what is due.
+ * one core the kernel's time slices between the two threads lengthened the requests' tail (docs/performance.md).
+ * The thread opens its own connection (delivery-thread-main.ts); the events stay in Redis, so a thread that fails
+ * loses nothing: it is started again and delivers what is due.
  * The request path's own event gates stay here (event-gates.ts): an endpoint's change is answered only once this
  * process writes what it asks, without a message to the thread in between.
  */
-import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../cluster/thread-entry';
 import type { Logger } from '../observability/logger';
 import type { LowBalanceDefault } from '../store/records/events';
 import type { DeliveryStoreConfig } from '../store/create-store';
 import type { EndpointGauges } from './delivery-worker';
 
-const THREAD_FILE = join(__dirname, `delivery-thread-main${extname(__filename)}`);
-const THREAD_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', 'tsx/cjs'] : [];
+const THREAD = threadEntry(__filename, 'delivery-thread-main');
 /** A thread that ended on its own is started again after this long. */
 const RESTART_MS = 1_000;
 /** How long stop() waits for the thread to finish its attempts in flight (each is recorded first) before ending it. */
@@ -48,7 +48,7 @@ export class DeliveryThread {
   constructor(private readonly o: DeliveryThreadOptions) {}
 
   start(): void {
-    const worker = new Worker(THREAD_FILE, { execArgv: THREAD_EXEC_ARGV, workerData: this.o.data });
+    const worker = new Worker(THREAD.file, { execArgv: THREAD.execArgv, workerData: this.o.data });
     this.worker = worker;
     // Never what keeps the process alive: stop() ends it.
     worker.unref();

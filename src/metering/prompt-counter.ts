@@ -3,8 +3,8 @@
  * one in a worker thread (started at start or on first need, holding its own tokenizer, never holding the process open), within a
  * time budget and behind a bounded queue, so that no request, however it is built, stalls the others.
  */
-import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../cluster/thread-entry';
 import { countText } from './estimate';
 import type { PromptMeasure } from './prompt-measure';
 
@@ -45,8 +45,7 @@ export interface CounterOptions {
 }
 
 // Compiled, the worker is the .js beside this file; run from source (the tests), tsx compiles it in the worker too.
-const WORKER_FILE = join(__dirname, `count-worker${extname(__filename)}`);
-const WORKER_EXEC_ARGV = extname(__filename) === '.ts' ? ['--require', 'tsx/cjs'] : [];
+const WORKER = threadEntry(__filename, 'count-worker');
 
 export class TokenCounter {
   private readonly syncChars: number;
@@ -107,8 +106,8 @@ export class TokenCounter {
   }
 
   private start(): Worker {
-    const worker = new Worker(WORKER_FILE, {
-      execArgv: WORKER_EXEC_ARGV,
+    const worker = new Worker(WORKER.file, {
+      execArgv: WORKER.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
     worker.unref();

@@ -10,7 +10,8 @@ local function budget_unhold(h, counted, amount)
     redis.call('HINCRBY', h, 'bh', -amount)
   end
 end
--- Returns a reservation's amount to its account and key (and budgets); the periods it counted in ('' for none).
+-- Returns a reservation's amount to its account and key (and budgets); the periods it counted in ('' for none), and
+-- the amount.
 local function unhold(a, held)
   local amount, key, account_p, key_p = string.match(held, '^(%d+):([^:]*):?(%d*):?(%d*)$')
   amount = tonumber(amount)
@@ -20,7 +21,7 @@ local function unhold(a, held)
     budget_unhold(a, account_p, amount)
     if key ~= '' then budget_unhold(key_base .. key, key_p, amount) end
   end
-  return account_p, key_p
+  return account_p, key_p, amount
 end
 local function purge(a, r, ra)
   local stale = redis.call('ZRANGEBYSCORE', r, '-inf', now_ms)
@@ -38,8 +39,8 @@ end
 local function drop_held(a, r, ra, id, held)
   redis.call('HDEL', ra, id)
   redis.call('ZREM', r, id)
-  local account_p, key_p = unhold(a, held)
-  return {account_p, key_p, tonumber(string.match(held, '^%d+'))}
+  local account_p, key_p, amount = unhold(a, held)
+  return {account_p, key_p, amount}
 end
 -- Drops a request's reservation; false when it held none, else what drop_held returns.
 local function drop_reservation(a, r, ra, id)
