@@ -4,10 +4,9 @@
  * MONITOR: no stream read, a bounded number of commands), and show the same sums the ledger holds. An account whose
  * ledger predates rollups still shows every record once (its early days read from the ledger).
  */
-import { randomUUID } from 'node:crypto';
 import { accountWithPassword, admin, Browser, startConsole, type ConsoleFixture } from '../helpers/console';
 import { eventually } from '../helpers/eventually';
-import { startMonitor } from '../helpers/monitor';
+import { startMonitor, type Monitor } from '../helpers/monitor';
 import { keyWithTokens, testRedisUrl } from '../helpers/stores';
 import { settlement } from '../store/contract-fixtures';
 
@@ -15,8 +14,7 @@ const RECORDS = 2_000;
 
 describe('the daily chart of an account with many records', () => {
   let t: ConsoleFixture;
-  let watch: Awaited<ReturnType<typeof startMonitor>> | undefined;
-  let seen: string[][] = [];
+  let watch: Monitor | undefined;
   beforeAll(async () => {
     t = await startConsole('redis');
   });
@@ -27,17 +25,10 @@ describe('the daily chart of an account with many records', () => {
 
   /** Every command Redis ran on the account's keys during `run`. */
   async function commandsOn(accountId: string, run: () => Promise<unknown>): Promise<string[][]> {
-    if (!watch) {
-      // Started once the records are written: MONITOR slows every command Redis runs.
-      watch = await startMonitor(testRedisUrl());
-      watch.monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
-    }
-    seen = [];
-    await run();
-    const marker = `${t.s.prefix}sync:${randomUUID()}`;
-    await t.s.redis!.get(marker);
-    await eventually(async () => expect(seen.some((c) => c.includes(marker))).toBe(true));
-    return seen.filter((c) => c.some((a) => a.includes(`{${accountId}}`)));
+    // Started once the records are written: MONITOR slows every command Redis runs.
+    watch ??= await startMonitor(testRedisUrl());
+    const seen = await watch.during(run);
+    return seen.map((c) => c.args).filter((args) => args.some((a) => a.includes(`{${accountId}}`)));
   }
 
   it('reads one rollup per day, never the ledger, and sums every record', async () => {

@@ -5,13 +5,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
-import Redis from 'ioredis';
 import { startUpstream, type TestUpstream } from '../helpers/upstream';
 import { chatBody, MODEL } from '../helpers/proxy';
 import { testRedisUrl } from '../helpers/stores';
 import { writeModelsFile } from '../helpers/models-file';
 import { eventually } from '../helpers/eventually';
-import { startMonitor } from '../helpers/monitor';
+import { startMonitor, type Monitor } from '../helpers/monitor';
 import { startRedisProxyProcess, type RedisProxy } from '../helpers/redis-proxy';
 import { expectOpenAIErrorShape } from '../helpers/raw-http';
 
@@ -200,31 +199,15 @@ describe('security (proxy process, redis store)', () => {
   });
 
   describe('key lookup shows the store nothing but a hash', () => {
-    let watch: Awaited<ReturnType<typeof startMonitor>> | undefined;
-    let sync: Redis;
-    let seen: string[][];
+    let watch: Monitor | undefined;
     beforeAll(async () => {
-      sync = new Redis(testRedisUrl());
       watch = await startMonitor(testRedisUrl());
-      seen = [];
-      watch.monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
     });
-    afterAll(() => {
-      watch?.close();
-      sync?.disconnect();
-    });
+    afterAll(() => watch?.close());
 
-    /** Runs `act`, then returns every command Redis executed meanwhile (MONITOR is ordered: a marker flushes it). */
+    /** Runs `act`, then returns every command Redis executed meanwhile. */
     async function commandsDuring(act: () => Promise<void>): Promise<string[][]> {
-      seen = [];
-      await act();
-      const marker = `${rp.prefix}sync:${randomBytes(6).toString('hex')}`;
-      await sync.get(marker);
-      await eventually(async () => expect(seen.some((args) => args.includes(marker))).toBe(true));
-      return seen.slice(
-        0,
-        seen.findIndex((args) => args.includes(marker)),
-      );
+      return (await watch!.during(act)).map((c) => c.args);
     }
 
     it('keys sharing 0, 20 and all but one characters with a real key are each looked up once, by GET <prefix>h:<sha256>', async () => {

@@ -6,30 +6,19 @@
 import request from 'supertest';
 import { proxyFixture } from '../helpers/fixture';
 import { chatBody, settled } from '../helpers/proxy';
-import { eventually } from '../helpers/eventually';
-import { startMonitor } from '../helpers/monitor';
+import { startMonitor, type Monitor, type MonitoredCommand } from '../helpers/monitor';
 import { keyWithTokens, testRedisUrl } from '../helpers/stores';
 
 describe('the cost of limits in Redis calls', () => {
   const t = proxyFixture('redis', { models: [{}, { id: 'acme/limited', limits: { rpm: 1_000 } }] });
-  let watch: Awaited<ReturnType<typeof startMonitor>> | undefined;
-  /** [client commands (the proxy's calls), commands run inside scripts] while a request runs. */
-  let seen: { lua: boolean; args: string[] }[] = [];
+  let watch: Monitor | undefined;
   /** The commands of the last request callsFor measured. */
-  let last: { lua: boolean; args: string[] }[] = [];
+  let last: MonitoredCommand[] = [];
 
   beforeAll(async () => {
     watch = await startMonitor(testRedisUrl());
-    watch.monitor.on('monitor', (_time: string, args: string[], source: string) => seen.push({ lua: source === 'lua', args }));
   });
   afterAll(() => watch?.close());
-
-  /** Waits until MONITOR has delivered everything Redis ran so far (it is ordered: a marker command flushes it). */
-  async function flush(): Promise<void> {
-    const marker = `${t.s.prefix}sync:${Math.random().toString(36).slice(2)}`;
-    await t.s.redis!.get(marker);
-    await eventually(async () => expect(seen.some((c) => c.args.includes(marker))).toBe(true));
-  }
 
   /** The proxy's calls (scripts or plain commands), and whether any command touched a limit window, for one request. */
   async function callsFor(secret: string, model?: string): Promise<{ calls: string[]; limitKeys: boolean }> {
@@ -41,14 +30,13 @@ describe('the cost of limits in Redis calls', () => {
         .expect(200);
     await post(); // the key's lookup is cached from here on, and every script is loaded
     await settled(t.proxy);
-    await flush();
-    seen = [];
-    await post();
-    await settled(t.proxy);
-    await flush();
+    const seen = await watch!.during(async () => {
+      await post();
+      await settled(t.proxy);
+    });
     // MONITOR sees every client of the shared test Redis: only this store's commands (their keys carry its prefix).
     const prefix = t.s.prefix as string;
-    const during = seen.filter((c) => !c.args.some((a) => a.includes(':sync:')) && c.args.some((a) => a.includes(prefix)));
+    const during = seen.filter((c) => c.args.some((a) => a.includes(prefix)));
     last = during;
     return {
       calls: during.filter((c) => !c.lua).map((c) => (c.args[0].toLowerCase().startsWith('eval') ? 'script' : c.args[0].toLowerCase())),
