@@ -7,7 +7,7 @@ import type { MeteringStore } from '../ports/metering-store';
 import { SETTLE_CLOCK_SKEW_SECONDS, SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
-import { compactUuid } from '../ids';
+import { compactKeyId, compactUuid } from '../ids';
 import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
 import type { RedisOutbox } from './redis-outbox';
@@ -116,6 +116,7 @@ export class RedisMetering implements MeteringStore {
       stream: s.stream ? 1 : 0,
       status: s.status,
       key_id: s.keyId ?? '',
+      kid: s.keyId ? compactKeyId(s.keyId) : '',
       rid: compactUuid(s.requestId),
       ttl: SETTLE_DEDUP_SECONDS,
       skew: SETTLE_CLOCK_SKEW_SECONDS,

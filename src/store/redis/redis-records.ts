@@ -1,7 +1,7 @@
 /** How the Redis store's hashes and stream entries read back as store records, and its script replies checked. */
 import { budgetStatus, decodeBudget, periodEnd, type BudgetPeriod, type BudgetStatus } from '../../limits/budget';
 import { decodeLimits, type LevelUse } from '../../limits/limits';
-import { cursorMs, uuidFromCompact } from '../ids';
+import { cursorMs, keyIdFromCompact, uuidFromCompact } from '../ids';
 import { parseLevelUse, parseRefusal } from './limit-replies';
 import type { AccountRecord, AccountState } from '../records/account';
 import type { KeyRecord, KeyState } from '../records/key';
@@ -150,7 +150,8 @@ export function parseUsageEntry(accountId: string, cursor: string, flat: string[
     // A UUID request id is kept as its bytes in base64url (`rid`) since 27 Nov 2026.
     requestId: f.rid === undefined ? f.request_id : uuidFromCompact(f.rid),
     accountId,
-    keyId: f.key_id === undefined ? accountId : f.key_id === '' ? null : f.key_id,
+    // A key id of newId's form is kept as its bytes in base64url (`kid`) since 29 Nov 2026.
+    keyId: f.kid !== undefined ? keyIdFromCompact(f.kid) : f.key_id === undefined ? accountId : f.key_id === '' ? null : f.key_id,
     model: f.model,
     endpoint: f.endpoint ?? 'chat',
     promptTokens: Number(f.prompt_tokens),

@@ -9,8 +9,9 @@
 -- ledger's records to them after (rollups/apply.lua); the account's first settlement sets where it starts (`rc`).
 -- KEYS: a k p r ra marker u t. A: id (the request's), charged, prompt, completion, cached, reasoning (the ledger and
 -- the totals take these two only when not 0), tool_calls, tool_tokens, model, endpoint, estimated, stream (0 or 1),
--- status, key_id ("" for none), rid (a UUID request id's 16 bytes in base64url, "" for any other id: the ledger keeps
--- it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the limits'), starts (the
+-- status, key_id ("" for none), kid (a key id of newId's form as 14 bytes in base64url, "" for any other: the ledger
+-- keeps it as `kid`, 19 characters, else as `key_id`), rid (a UUID request id's 16 bytes in base64url, "" for any other
+-- id: the ledger keeps it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the limits'), starts (the
 -- budgets' current periods: {day, week, month}), skew (s: how far a UUIDv7 id's time may be ahead of the server's).
 -- Reply: {'ok', stream id, the account's balance after the charge (live packages less debt and open reservations)} |
 -- {'duplicate'}.
@@ -73,7 +74,8 @@ if left > 0 then
 else
   unspent = live_balance(KEYS[3])
 end
-local entry = {A.rid ~= '' and 'rid' or 'request_id', A.rid ~= '' and A.rid or A.id, 'key_id', A.key_id, 'model', A.model,
+local entry = {A.rid ~= '' and 'rid' or 'request_id', A.rid ~= '' and A.rid or A.id, A.kid ~= '' and 'kid' or 'key_id',
+  A.kid ~= '' and A.kid or A.key_id, 'model', A.model,
   'prompt_tokens', A.prompt, 'completion_tokens', A.completion, 'charged_tokens', A.charged, 'estimated', A.estimated,
   'stream', A.stream, 'status', A.status, 'endpoint', A.endpoint}
 local cached, reasoning = A.cached, A.reasoning
