@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiError } from '../http/errors';
 import type { Answer } from '../upstreams/attempt';
+import { Cancellation } from '../upstreams/cancellation';
 import { relayAnswer } from './answer-relay';
 import type { ExchangeContext, ExchangeDeps, RelayPorts } from './exchange-context';
 import { ExchangeSettlement } from './settlement';
@@ -15,9 +16,8 @@ export type { ExchangeContext, ExchangeDeps } from './exchange-context';
 
 export class Exchange {
   private clientGone = false;
-  /** Aborts the pool's tries when the client leaves before an answer. */
-  private readonly abort = new AbortController();
-  readonly signal: AbortSignal = this.abort.signal;
+  /** Cancels the pool's tries when the client leaves before an answer. */
+  readonly cancellation = new Cancellation();
   private readonly settlement: ExchangeSettlement;
   private readonly started = performance.now();
 
@@ -34,7 +34,7 @@ export class Exchange {
   private readonly onClose = () => {
     if (this.settlement.done) return;
     this.clientGone = true;
-    this.abort.abort();
+    this.cancellation.cancel();
     this.settlement.release();
   };
 

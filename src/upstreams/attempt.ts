@@ -4,6 +4,7 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { cancelledError, type Cancellation } from './cancellation';
 import type { UpstreamServer } from './server';
 
 /** A request as it goes to any server of the pool. */
@@ -45,8 +46,9 @@ export function attempt(
   server: UpstreamServer,
   out: Outgoing,
   timeouts: AttemptTimeouts,
-  signal: AbortSignal,
+  cancellation: Cancellation,
 ): Promise<Answer | AttemptError> {
+  if (cancellation.cancelled) return Promise.resolve({ kind: 'error', err: cancelledError(), timedOut: false, reusedSocket: false });
   const send = server.https ? httpsRequest : httpRequest;
   let req: ClientRequest;
   try {
@@ -57,7 +59,6 @@ export function attempt(
       method: out.method,
       headers: out.headers,
       agent: server.agent,
-      signal,
     });
   } catch (err) {
     // Node refuses a request it cannot write (a header it will not send): a failed try like any other.
@@ -69,6 +70,11 @@ export function attempt(
     req.destroy(timeoutError());
   };
   req.setTimeout(timeouts.idleMs, timeout);
+  // The caller leaving cuts the request, before its answer or while relaying it, until it closes.
+  req.once(
+    'close',
+    cancellation.onCancel(() => req.destroy(cancelledError())),
+  );
   req.once('socket', (socket) => {
     if (!socket.connecting) return;
     const timer = setTimeout(timeout, timeouts.connectMs);

@@ -6,6 +6,7 @@
 import type { PoolSpec } from '../catalog/pool-spec';
 import type { Logger } from '../observability/logger';
 import { attempt, type Answer, type AttemptTimeouts, type Outgoing } from './attempt';
+import type { Cancellation } from './cancellation';
 import { choose } from './balancer';
 import { HealthChecker } from './health-checker';
 import { OutlierDetector } from './outlier-detector';
@@ -24,7 +25,8 @@ export type PoolOutcome =
   | { kind: 'aborted' };
 
 export interface SendOptions {
-  signal: AbortSignal;
+  /** The caller's leaving: no new try, the one under way cut. */
+  cancellation: Cancellation;
   /** Keep requests with this key on one server while it is healthy. */
   affinityKey: string | undefined;
   /** No new try starts after this time (ms since the epoch). */
@@ -94,7 +96,7 @@ export class Pool {
     let queueUntil = 0;
     let last: PoolOutcome & { kind: 'failed' } = { kind: 'failed', err: undefined, timedOut: false, status: undefined };
     while (tried.size < tries) {
-      if (o.signal.aborted) return { kind: 'aborted' };
+      if (o.cancellation.cancelled) return { kind: 'aborted' };
       const now = Date.now();
       if (tried.size > 0 && now >= o.deadline) break;
       const healthyOnly = o.canFallBack || this.servers.some((s) => !tried.has(s) && s.available(now));
@@ -102,12 +104,12 @@ export class Pool {
       if (!server) {
         if (full) {
           queueUntil ||= Math.min(now + this.spec.queueTimeoutMs, o.deadline);
-          if (now < queueUntil && (await this.slotFreed(queueUntil - now, o.signal))) continue;
+          if (now < queueUntil && (await this.slotFreed(queueUntil - now, o.cancellation))) continue;
           if (tried.size === 0) return { kind: 'overloaded' };
         } else if (tried.size === 0) return { kind: 'unavailable' };
         break;
       }
-      const result = await this.try(server, out, o.signal);
+      const result = await this.try(server, out, o.cancellation);
       if (result.kind === 'answer') {
         const status = result.res.statusCode ?? 502;
         const another = tried.size + 1 < tries && this.servers.some((s) => s !== server && !tried.has(s));
@@ -118,7 +120,7 @@ export class Pool {
         last = { kind: 'failed', err: undefined, timedOut: false, status };
         continue;
       }
-      if (o.signal.aborted) return { kind: 'aborted' };
+      if (o.cancellation.cancelled) return { kind: 'aborted' };
       const stale = result.reusedSocket && !result.timedOut && (result.err.code === 'ECONNRESET' || result.err.code === 'EPIPE');
       if (stale && resends < STALE_CONNECTION_RESENDS) {
         // The server closed this kept-alive connection as we reused it: the request never reached it. Each resend uses
@@ -134,7 +136,7 @@ export class Pool {
   }
 
   /** One try at one server, counted in its in-flight number until the answer ends (or the try fails). */
-  private async try(server: UpstreamServer, out: Outgoing, signal: AbortSignal) {
+  private async try(server: UpstreamServer, out: Outgoing, cancellation: Cancellation) {
     const labels = { pool: this.spec.name, server: server.label };
     const { metrics } = this.deps;
     server.started();
@@ -145,10 +147,10 @@ export class Pool {
       this.waiters.shift()?.();
     };
     const began = performance.now();
-    const result = await attempt(server, out, this.deps.timeouts, signal);
+    const result = await attempt(server, out, this.deps.timeouts, cancellation);
     if (result.kind === 'error') {
       done();
-      if (signal.aborted) return result;
+      if (cancellation.cancelled) return result;
       this.record(server, result.timedOut ? 'timeout' : 'connect_error', `${result.err.code ?? result.err.message}`);
       return result;
     }
@@ -168,20 +170,21 @@ export class Pool {
   }
 
   /** Resolves true when a server's request ends within `ms`, false after it (or when the client leaves). */
-  private slotFreed(ms: number, signal: AbortSignal): Promise<boolean> {
+  private slotFreed(ms: number, cancellation: Cancellation): Promise<boolean> {
     return new Promise((resolve) => {
       const woken = () => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', gone);
+        off();
         resolve(true);
       };
       const gone = () => {
         clearTimeout(timer);
+        off();
         this.waiters = this.waiters.filter((w) => w !== woken);
         resolve(false);
       };
       const timer = setTimeout(gone, ms);
-      signal.addEventListener('abort', gone, { once: true });
+      const off = cancellation.onCancel(gone);
       this.waiters.push(woken);
     });
   }

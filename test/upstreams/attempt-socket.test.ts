@@ -5,6 +5,7 @@
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { attempt } from '../../src/upstreams/attempt';
+import { Cancellation } from '../../src/upstreams/cancellation';
 import { UpstreamServer } from '../../src/upstreams/server';
 
 describe('a try on a new upstream connection', () => {
@@ -35,9 +36,13 @@ describe('a try on a new upstream connection', () => {
   /** The same through attempt(), which arms a connect timeout on the connecting socket. */
   async function attempted(): Promise<Socket> {
     const { port } = server.address() as AddressInfo;
-    const target = new UpstreamServer(`http://127.0.0.1:${port}/v1`, { url: '', label: 'http://127.0.0.1', weight: 1, maxConcurrent: undefined }, 4);
+    const target = new UpstreamServer(
+      `http://127.0.0.1:${port}/v1`,
+      { url: '', label: 'http://127.0.0.1', weight: 1, maxConcurrent: undefined },
+      4,
+    );
     const out = { method: 'POST', path: '/x', headers: {}, body: '{}' };
-    const result = await attempt(target, out, { connectMs: 10_000, idleMs: 10_000 }, new AbortController().signal);
+    const result = await attempt(target, out, { connectMs: 10_000, idleMs: 10_000 }, new Cancellation());
     if (result.kind !== 'answer') throw result.err;
     const socket = result.req.socket as Socket;
     await new Promise((resolve) => result.res.resume().once('end', resolve));

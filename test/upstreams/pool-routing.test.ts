@@ -4,6 +4,7 @@
  * conversation on one server, and a full pool answers 503 server_overloaded. The ledger is always what the servers
  * reported, one record per client request.
  */
+import http from 'node:http';
 import request from 'supertest';
 import { keyWithTokens, makeStore, type StoreUnderTest } from '../helpers/stores';
 import { startProxy, settled, chatBody, type ProxyUnderTest } from '../helpers/proxy';
@@ -197,21 +198,32 @@ describe('an upstream pool (redis store)', () => {
     await expectLedgerMatches(s.store, key.id, reported, 36);
   });
 
-  it('answers 503 server_overloaded with Retry-After when every server is at max_concurrent past the queue wait', async () => {
+  /**
+   * One server with one slot (max_concurrent 1) behind a queue of `queueTimeoutMs`, whose first request is held until
+   * `release()`; every later one is answered at once.
+   */
+  async function oneSlot(queueTimeoutMs: number): Promise<{ proxy: ProxyUnderTest; release: () => void }> {
     servers = await startServers(1, reported);
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
     const answer = reporting(reported, () => servers[0].url);
     servers[0].behave(async (call, req, res) => {
-      await held;
+      if (servers[0].calls.length === 1) await held;
       await answer(call, req, res);
     });
     proxy = await startProxy({
       store: s.store,
       upstreamUrl: servers[0].url,
-      upstreams: [{ name: 'replicas', servers: [{ url: servers[0].url, max_concurrent: 1 }], queue_timeout_ms: 50, health_interval: 0 }],
+      upstreams: [
+        { name: 'replicas', servers: [{ url: servers[0].url, max_concurrent: 1 }], queue_timeout_ms: queueTimeoutMs, health_interval: 0 },
+      ],
       models: [{ upstream: 'replicas' }],
     });
+    return { proxy, release };
+  }
+
+  it('answers 503 server_overloaded with Retry-After when every server is at max_concurrent past the queue wait', async () => {
+    const { proxy, release } = await oneSlot(50);
     const first = post().then((r) => r);
     // The first holds the server's one slot once the server has it, however long a busy machine takes to get it there.
     await eventually(async () => expect(servers[0].calls).toHaveLength(1), 10_000, 'the first request at the server');
@@ -223,6 +235,33 @@ describe('an upstream pool (redis store)', () => {
     expect((await first).status).toBe(200);
     await settled(proxy);
     await expectLedgerMatches(s.store, key.id, reported, 1);
+  });
+
+  it('takes a queued request that left out of the queue: the next one waiting gets the freed slot, not the queue timeout', async () => {
+    const { proxy, release } = await oneSlot(15_000);
+    const reserved = async () => (await s.store.getKey(key.id))!.reserved;
+    const first = post().then((r) => r);
+    await eventually(async () => expect(servers[0].calls).toHaveLength(1), 10_000, 'the first request at the server');
+    const one = await reserved();
+    // The second waits in the queue (its reservation made), then its client leaves.
+    const leaving = http.request(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
+    leaving.on('error', () => {});
+    leaving.end(JSON.stringify(chatBody()));
+    await eventually(async () => expect(await reserved()).toBe(2 * one), 10_000, 'the second request reserved and queued');
+    leaving.destroy();
+    await eventually(async () => expect(await reserved()).toBe(one), 10_000, 'the second request released');
+    // The third queues behind where the second was: the first's end wakes it, not the second's stale place in line.
+    const third = post().then((r) => r);
+    await eventually(async () => expect(await reserved()).toBe(2 * one), 10_000, 'the third request reserved and queued');
+    release();
+    expect((await first).status).toBe(200);
+    expect((await third).status).toBe(200);
+    expect(servers[0].calls).toHaveLength(2);
+    await settled(proxy);
+    await expectLedgerMatches(s.store, key.id, reported, 2);
   });
 
   async function admin(path: string) {

@@ -121,7 +121,7 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
     }
     const exchange = exchangeFor(route, res, request, at, prepared.hideUsage);
     const options = {
-      signal: exchange.signal,
+      cancellation: exchange.cancellation,
       affinityKey: affinityKey(at.model, req.body, at),
       deadline,
       canFallBack: f < fallbacks.length,

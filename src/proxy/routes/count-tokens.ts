@@ -12,6 +12,7 @@ import { validateCountTokensRequest, type CountTokensRequest } from '../../reque
 import { messagesPrompt } from '../../metering/messages-prompt';
 import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
 import { liveKey, requestFacts, servedBy } from '../../http/request-context';
+import { Cancellation } from '../../upstreams/cancellation';
 import type { Pools } from '../../upstreams/pools';
 import { unserializable } from '../pipeline/forward';
 import { uncounted } from '../pipeline/plan';
@@ -68,13 +69,13 @@ export function countTokens(options: CountTokensOptions) {
       apiKey: model.upstreamApiKey,
       requestId: requestFacts(res).requestId,
     });
-    const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    const gone = new Cancellation();
+    res.once('close', () => gone.cancel());
     const outcome = await pools
       .of(model)
       .send(
         { method: 'POST', path: PATH, headers, body },
-        { signal: gone.signal, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
+        { cancellation: gone, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
       );
     if (outcome.kind === 'aborted') return;
     if (outcome.kind === 'failed' && outcome.status !== undefined && NOT_SERVED.has(outcome.status))

@@ -15,6 +15,7 @@ import { callerResponse, listedItemIds, responseNotFound } from '../caller-ids';
 import { rewriteModel } from '../model-rewriter';
 import { collect, decoded } from '../upstream-body';
 import { upstreamErrorFrom, upstreamFailure } from '../upstream-errors';
+import { Cancellation } from '../../upstreams/cancellation';
 import type { Pools } from '../../upstreams/pools';
 
 export interface StoredResponsesOptions {
@@ -117,14 +118,14 @@ export function storedResponses(options: StoredResponsesOptions): Router {
       apiKey: model.upstreamApiKey,
       requestId: requestFacts(res).requestId,
     });
-    const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    const gone = new Cancellation();
+    res.once('close', () => gone.cancel());
     const pools = options.pools;
     const outcome = await pools
       .of(model)
       .send(
         { method: req.method, path, headers, body: undefined },
-        { signal: gone.signal, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
+        { cancellation: gone, affinityKey: undefined, deadline: Date.now() + pools.budgetMs, canFallBack: false },
       );
     if (outcome.kind === 'answer') {
       outcome.req.on('error', (err: NodeJS.ErrnoException) => relayed.fail(err));
