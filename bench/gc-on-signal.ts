@@ -5,7 +5,7 @@
  * first SIGUSR2 starts V8's sampling heap profiler (counting what the scavenger collects too: every allocation, not
  * only what survives) and the second writes its profile to that file (`npm run bench:alloc -- --profile`).
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -22,7 +22,10 @@ function sampleAllocations(): void {
     return;
   }
   session.post('HeapProfiler.stopSampling', (err, result) => {
-    if (!err) writeFileSync(profile as string, JSON.stringify(result.profile));
+    if (err) return;
+    // Whole or not at all: the bench reads the file as soon as it exists (a profile is megabytes).
+    writeFileSync(`${profile}.part`, JSON.stringify(result.profile));
+    renameSync(`${profile}.part`, profile as string);
   });
 }
 
