@@ -17,8 +17,14 @@ import type { DeliveryStoreConfig } from '../store/create-store';
 import type { EndpointGauges } from './delivery-worker';
 
 const THREAD = threadEntry(__filename, 'delivery-thread-main');
-/** A thread that ended on its own is started again after this long. */
+/**
+ * A thread that ended on its own is started again after this long, twice as long after each that ended within
+ * FAILING_MS of its start (one that cannot start, say), up to MAX_RESTART_MS: a thread failing at every start is
+ * started, and logged, once a minute rather than once a second. One that ran longer starts the count again.
+ */
 const RESTART_MS = 1_000;
+const MAX_RESTART_MS = 60_000;
+const FAILING_MS = 60_000;
 /** How long stop() waits for the thread to finish its attempts in flight (each is recorded first) before ending it. */
 const STOP_MS = 15_000;
 
@@ -38,16 +44,21 @@ export interface DeliveryThreadOptions {
   data: DeliveryThreadData;
   logger: Logger;
   metrics?: EndpointGauges;
+  /** The first restart's wait (RESTART_MS; the back-off's maximum is that times 60). */
+  restartMs?: number;
 }
 
 export class DeliveryThread {
   private worker: Worker | undefined;
   private restart: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** Restarts in a row of threads that ended within FAILING_MS of their start. */
+  private failing = 0;
 
   constructor(private readonly o: DeliveryThreadOptions) {}
 
   start(): void {
+    const began = Date.now();
     const worker = new Worker(THREAD.file, { execArgv: THREAD.execArgv, workerData: this.o.data });
     this.worker = worker;
     // Never what keeps the process alive: stop() ends it.
@@ -61,8 +72,11 @@ export class DeliveryThread {
     worker.on('error', (err) => this.o.logger.error({ err: err.message }, 'webhook delivery thread failed'));
     worker.on('exit', () => {
       if (this.worker !== worker || this.stopping) return;
-      this.o.logger.warn('webhook delivery thread ended; starting it again');
-      this.restart = setTimeout(() => this.start(), RESTART_MS);
+      const first = this.o.restartMs ?? RESTART_MS;
+      this.failing = Date.now() - began < FAILING_MS ? this.failing + 1 : 1;
+      const inMs = Math.min(first * 2 ** (this.failing - 1), first * (MAX_RESTART_MS / RESTART_MS));
+      this.o.logger.warn({ inMs }, 'webhook delivery thread ended; starting it again');
+      this.restart = setTimeout(() => this.start(), inMs);
       this.restart.unref();
     });
   }

@@ -3,6 +3,7 @@
  * own, so they go out while the request path's event loop is busy, and its gauges still reach the process's
  * /metrics. The receiver is another process, so a blocked event loop here cannot hide when an event arrived.
  */
+import { Writable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -118,7 +119,18 @@ describe.each([
 });
 
 describe('the delivery thread itself', () => {
-  it('is started again when it ends, and stop() ends it for good', async () => {
+  /** A thread on the test Redis whose restarts' waits (the `inMs` of each restart logged) land in `waits`. */
+  function threadLoggingRestarts(restartMs?: number) {
+    const waits: number[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) {
+          const entry = JSON.parse(line) as { msg: string; inMs?: number };
+          if (entry.msg.includes('starting it again')) waits.push(entry.inMs as number);
+        }
+        done();
+      },
+    });
     const thread = new DeliveryThread({
       data: {
         store: {
@@ -133,18 +145,37 @@ describe('the delivery thread itself', () => {
         timeoutMs: 2_000,
         packageExpiringDays: 7,
       },
-      logger: createLogger('silent'),
+      logger: createLogger('warn', sink),
+      restartMs,
     });
     // Its worker is private: read here only to end it from outside, as a crash would.
     const current = () => (thread as unknown as { worker: import('node:worker_threads').Worker }).worker;
+    return { thread, waits, current };
+  }
+
+  it('is started again when it ends, and stop() ends it for good', async () => {
+    const { thread, waits, current } = threadLoggingRestarts();
     thread.start();
     const first = current();
     await first.terminate();
     await eventually(async () => expect(current()).not.toBe(first));
+    expect(waits).toEqual([1_000]);
     const second = current();
     await thread.stop();
     await new Promise((r) => setTimeout(r, 1_500));
     expect(current()).toBe(second);
     expect(second.threadId).toBe(-1);
+  });
+
+  it('waits twice as long before each restart of a thread that keeps ending soon after its start (no log line a second)', async () => {
+    const { thread, waits, current } = threadLoggingRestarts(20);
+    thread.start();
+    for (let i = 0; i < 4; i++) {
+      const ended = current();
+      await ended.terminate();
+      await eventually(async () => expect(current()).not.toBe(ended));
+    }
+    await thread.stop();
+    expect(waits).toEqual([20, 40, 80, 160]);
   });
 });
