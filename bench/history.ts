@@ -2,7 +2,7 @@
  * bench/results/history.csv: one row per `npm run bench`, the judged target's median ratios to the passthrough beside
  * the commit, date and machine, so that a regression shows as a step down the file rather than in one run's noise.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Machine } from './machine';
 import type { Figures } from './measure';
 import { JUDGED, type TargetResult } from './report';
@@ -62,10 +62,40 @@ export function historyRow(run: HistoryRun): string | undefined {
   ].join(',');
 }
 
+/** A CSV line's fields as written (a quoted field keeps its quotes, so it is written back as it was). */
+function fields(line: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at <= line.length; ) {
+    const value = /^("(?:[^"]|"")*"|[^,]*)/.exec(line.slice(at))?.[1] ?? '';
+    out.push(value);
+    at += value.length + 1;
+  }
+  return out;
+}
+
 /**
- * Appends the run's row to `file`, writing the header first when the file is new; a file whose header differs
- * (columns added since) gets the new header on a line of its own before the row, so every row reads by the header
- * above it. Returns whether a row was written.
+ * The file's rows under one header, HISTORY_HEADER: each row's fields moved to the columns of the same name (those
+ * its header did not have are empty), so the whole file reads with one header, as a CSV reader expects.
+ */
+function underOneHeader(lines: string[]): string[] {
+  const columns = HISTORY_HEADER.split(',');
+  let header: string[] = columns;
+  const out = [HISTORY_HEADER];
+  for (const line of lines) {
+    if (line.startsWith('commit,')) {
+      header = line.split(',');
+      continue;
+    }
+    const values = fields(line);
+    out.push(columns.map((name) => values[header.indexOf(name)] ?? '').join(','));
+  }
+  return out;
+}
+
+/**
+ * Appends the run's row to `file`, writing the header first when the file is new; a file written under another
+ * header (columns added since, or a second header line of an earlier version) is rewritten under this one first.
+ * Returns whether a row was written.
  */
 export function appendHistory(file: string, run: HistoryRun): boolean {
   const row = historyRow(run);
@@ -75,8 +105,8 @@ export function appendHistory(file: string, run: HistoryRun): boolean {
         .split('\n')
         .filter((l) => l !== '')
     : [];
-  const lastHeader = [...lines].reverse().find((l) => l.startsWith('commit,'));
-  const head = lastHeader === HISTORY_HEADER ? '' : `${HISTORY_HEADER}\n`;
-  appendFileSync(file, `${head}${row}\n`);
+  const headers = lines.filter((l) => l.startsWith('commit,'));
+  if (headers.length === 1 && headers[0] === HISTORY_HEADER && lines[0] === HISTORY_HEADER) appendFileSync(file, `${row}\n`);
+  else writeFileSync(file, `${[...underOneHeader(lines), row].join('\n')}\n`);
   return true;
 }

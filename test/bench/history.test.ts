@@ -53,16 +53,44 @@ test('a new file gets the header, then one row per run in order: a regression re
   expect(column(file, 1, 'embeddingsCpuUs_ratio')).toBe('');
 });
 
-test('a file written under an older header gets the new header before the next row, and keeps its old rows', () => {
+test('a file written under older headers is rewritten under the new one: each value kept in its column, one header line', () => {
   const file = join(dir, 'history.csv');
-  writeFileSync(file, 'commit,date,machine,rounds,jsonCpuUs_ratio\n998ea1a,2026-11-26,vm,5,1.690\n');
+  writeFileSync(
+    file,
+    [
+      'commit,date,machine,rounds,jsonCpuUs_ratio,jsonTtfbP99Ms_added',
+      '998ea1a,2026-11-26,"vm, 2 cores",5,1.690,21.80',
+      'commit,date,machine,rounds,streamCpuUs_ratio,jsonCpuUs_ratio',
+      '78149ed,2026-11-28,vm,5,2.001,1.757',
+    ].join('\n') + '\n',
+  );
   appendHistory(file, run('2987b5a', 1.97));
   const lines = rows(file);
-  expect(lines.slice(0, 2)).toEqual(['commit,date,machine,rounds,jsonCpuUs_ratio', '998ea1a,2026-11-26,vm,5,1.690']);
-  expect(lines[2]).toBe(HISTORY_HEADER);
-  expect(lines[3].startsWith('2987b5a,')).toBe(true);
+  expect(lines.filter((l) => l.startsWith('commit,'))).toEqual([HISTORY_HEADER]);
+  expect(lines[0]).toBe(HISTORY_HEADER);
+  expect(lines).toHaveLength(4);
+  const read = (row: number) =>
+    Object.fromEntries(
+      ['commit', 'machine', 'jsonCpuUs_ratio', 'streamCpuUs_ratio', 'jsonTtfbP99Ms_added'].map((n) => [n, column(file, row, n)]),
+    );
+  expect(read(0)).toEqual({
+    commit: '998ea1a',
+    machine: '"vm, 2 cores"',
+    jsonCpuUs_ratio: '1.690',
+    streamCpuUs_ratio: '',
+    jsonTtfbP99Ms_added: '21.80',
+  });
+  expect(read(1)).toEqual({
+    commit: '78149ed',
+    machine: 'vm',
+    jsonCpuUs_ratio: '1.757',
+    streamCpuUs_ratio: '2.001',
+    jsonTtfbP99Ms_added: '',
+  });
+  expect(read(2)).toMatchObject({ commit: '2987b5a', jsonCpuUs_ratio: '1.970' });
   appendHistory(file, run('def5678', 1.5));
   expect(rows(file)).toHaveLength(5);
+  expect(column(file, 3, 'jsonCpuUs_ratio')).toBe('1.500');
 });
 
 test('a run without the judged target writes nothing', () => {
