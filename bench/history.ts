@@ -65,7 +65,7 @@ export function historyRow(run: HistoryRun): string | undefined {
 /** A CSV line's fields as written (a quoted field keeps its quotes, so it is written back as it was). */
 function fields(line: string): string[] {
   const out: string[] = [];
-  for (let at = 0; at <= line.length; ) {
+  for (let at = 0; at <= line.length;) {
     const value = /^("(?:[^"]|"")*"|[^,]*)/.exec(line.slice(at))?.[1] ?? '';
     out.push(value);
     at += value.length + 1;

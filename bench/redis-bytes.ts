@@ -91,7 +91,9 @@ async function main(): Promise<void> {
         `scripts in Redis: ${(Number(stats[2]) / N).toFixed(1)} µs per request (${(Number(stats[1]) / N).toFixed(2)} EVALSHA per request: RESERVE and SETTLE, or SETTLE alone)\n`,
       );
     // CPU time, unlike the scripts' wall time above, does not grow when the machine is loaded and Redis waits for a core.
-    process.stdout.write(`Redis main thread CPU: ${((cpu * 1e6) / N).toFixed(1)} µs per request (commands, scripts, and the I/O of every reply)\n`);
+    process.stdout.write(
+      `Redis main thread CPU: ${((cpu * 1e6) / N).toFixed(1)} µs per request (commands, scripts, and the I/O of every reply)\n`,
+    );
     for (const [family, bytes] of [...families].sort((a, b) => b[1] - a[1]))
       process.stdout.write(`  ${family.padEnd(12)} ${(bytes / N).toFixed(1)} B/request (MEMORY USAGE)\n`);
   } finally {

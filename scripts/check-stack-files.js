@@ -40,7 +40,9 @@ for (const line of dockerfile.split('\n').map((l) => l.trim())) {
 }
 // The image runs `npm run build`: every script that build calls must be copied in before it.
 const copied = dockerfile.split('\n').filter((l) => /^COPY\s/.test(l.trim()) && !l.includes('--from='));
-const buildScripts = [...JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.build.matchAll(/node (scripts\/\S+\.js)/g)].map((m) => m[1]);
+const buildScripts = [...JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.build.matchAll(/node (scripts\/\S+\.js)/g)].map(
+  (m) => m[1],
+);
 // scripts/build.js runs the others by name, from its own folder.
 for (const script of [...buildScripts]) {
   for (const [, name] of fs.readFileSync(script, 'utf8').matchAll(/__dirname, '([\w-]+\.js)'/g)) buildScripts.push(`scripts/${name}`);
@@ -68,10 +70,12 @@ if (healthcheck && composeTest) {
 }
 if (!/^CMD \["node", "dist\/server\.js"\]$/m.test(dockerfile)) problems.push('Dockerfile: CMD is not ["node", "dist/server.js"]');
 // The image runs node with the same flags as `npm start` (they size V8's heap; see docs/development.md, Node support).
-const startFlags = (/^node ((?:--\S+ )*)dist\/server\.js$/.exec(JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.start) ?? [])[1];
+const startFlags = (/^node ((?:--\S+ )*)dist\/server\.js$/.exec(JSON.parse(fs.readFileSync('package.json', 'utf8')).scripts.start) ??
+  [])[1];
 const imageFlags = (/^ENV NODE_OPTIONS=(.*)$/m.exec(dockerfile) ?? [])[1];
 if (startFlags === undefined) problems.push('package.json: scripts.start is not `node [--flags] dist/server.js`');
-else if ((imageFlags ?? '') !== startFlags.trim()) problems.push(`Dockerfile: NODE_OPTIONS is not the start script's flags (${startFlags.trim()})`);
+else if ((imageFlags ?? '') !== startFlags.trim())
+  problems.push(`Dockerfile: NODE_OPTIONS is not the start script's flags (${startFlags.trim()})`);
 
 for (const p of problems) console.error(p);
 process.exit(problems.length ? 1 : 0);

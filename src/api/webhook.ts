@@ -1,6 +1,13 @@
 /** The webhook API's objects (admin API and CLI): endpoints without their secret, deliveries with attempts. */
 import { z } from 'zod';
-import { EVENT_TYPES, eventBody, usageSettledData, type Delivery, type EndpointBacklog, type WebhookEndpoint } from '../store/records/events';
+import {
+  EVENT_TYPES,
+  eventBody,
+  usageSettledData,
+  type Delivery,
+  type EndpointBacklog,
+  type WebhookEndpoint,
+} from '../store/records/events';
 import type { UsageObject } from './usage';
 
 /** The most usage.settled events one batched POST carries. */

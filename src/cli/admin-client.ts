@@ -161,8 +161,7 @@ export class AdminClient {
     if (res.ok) return parsed as T;
     const error = (parsed as { error?: { message?: unknown; code?: unknown; type?: unknown } } | null)?.error;
     // tokenmeter's errors always name a code and a type; another OpenAI-shaped server's 404 (code 404 or null) does not.
-    if (typeof error?.message !== 'string' || typeof error.code !== 'string' || typeof error.type !== 'string')
-      throw notTokenmeter();
+    if (typeof error?.message !== 'string' || typeof error.code !== 'string' || typeof error.type !== 'string') throw notTokenmeter();
     if (res.status === 401)
       throw new AdminClientError(`the admin token was refused: set TOKENMETER_ADMIN_TOKEN to the proxy's ADMIN_TOKEN.`);
     // tokenmeter without ADMIN_TOKEN: its own 404 for a route it does not have, naming this very request.

@@ -23,6 +23,9 @@ function describe(s: LedgerStatusObject): string {
   for (const a of s.accounts)
     lines.push(`  ${a.account_id}  shipped up to ${a.shipped_cursor ?? '(nothing)'}, ${a.backlog_records} behind`);
   if (s.archive && s.partitions === null) lines.push('Partitions: PostgreSQL does not answer');
-  else if (s.archive) lines.push(`Partitions: ${s.partitions!.map((p) => `${p.name} (${p.exact ? '' : '~'}${p.rows} ${p.rows === 1 ? 'row' : 'rows'})`).join(', ') || 'none yet'}`);
+  else if (s.archive)
+    lines.push(
+      `Partitions: ${s.partitions!.map((p) => `${p.name} (${p.exact ? '' : '~'}${p.rows} ${p.rows === 1 ? 'row' : 'rows'})`).join(', ') || 'none yet'}`,
+    );
   return lines.join('\n');
 }

@@ -20,7 +20,8 @@ describe.each(['memory', 'redis'] as const)('admin API: searching keys (%s store
     const batch = await made(a, 'nightly batch');
     const other = await made(b, 'notebook of b');
 
-    const ids = async (query: string) => ((await get(`/admin/keys?${query}`).expect(200)).body.data as { id: string }[]).map((k) => k.id).sort();
+    const ids = async (query: string) =>
+      ((await get(`/admin/keys?${query}`).expect(200)).body.data as { id: string }[]).map((k) => k.id).sort();
     expect(await ids('search=NOTEBOOK')).toEqual([notebook.id, other.id].sort());
     expect(await ids(`search=notebook&account_id=${a}`)).toEqual([notebook.id]);
     expect(await ids(`search=${encodeURIComponent(batch.prefix)}`)).toEqual([batch.id]);

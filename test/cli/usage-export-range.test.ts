@@ -13,7 +13,8 @@ describe('tokenmeter usage export --since/--until', () => {
 
   it('exports only the records inside the range, with records before and inside it in the ledger', async () => {
     const key = JSON.parse((await f.cli('keys', 'create', '--tokens', '100000', '--json')).stdout) as { id: string; key: string };
-    const ask = () => request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
+    const ask = () =>
+      request(f.proxy.url).post('/v1/chat/completions').set('authorization', `Bearer ${key.key}`).send(chatBody()).expect(200);
     const settled = async (n: number) =>
       eventually(async () => {
         const r = JSON.parse((await f.cli('usage', '--key-id', key.id, '--json')).stdout) as { created: number }[];

@@ -87,12 +87,16 @@ describe('the self-service walk', () => {
 
     // The chart's rollups follow the ledger within about a second.
     const today = new Date().toISOString().slice(0, 10);
-    const daily = await eventually(async () => {
-      const got = await browser.call('get', '/console/api/usage/daily?days=30');
-      expect(got.status).toBe(200);
-      expect(got.body.data).toEqual([expect.objectContaining({ date: today, model: MODEL, requests: 3, charged_tokens: charged })]);
-      return got;
-    }, 5_000, 'the chart to hold the three requests');
+    const daily = await eventually(
+      async () => {
+        const got = await browser.call('get', '/console/api/usage/daily?days=30');
+        expect(got.status).toBe(200);
+        expect(got.body.data).toEqual([expect.objectContaining({ date: today, model: MODEL, requests: 3, charged_tokens: charged })]);
+        return got;
+      },
+      5_000,
+      'the chart to hold the three requests',
+    );
     const prompt = usage.body.data.reduce((n: number, u: { prompt_tokens: number }) => n + u.prompt_tokens, 0);
     expect(daily.body.data[0].prompt_tokens).toBe(prompt);
 

@@ -50,7 +50,9 @@ describe('webhooks on two processes: when an endpoint starts receiving, and its 
 
   test('key.created caused on the other process 1 ms after POST /admin/webhooks answered is delivered', async () => {
     const [a, b] = procs;
-    await admin(a).post('/admin/webhooks', { url: receiver.url, events: ['key.created'] }).expect(201);
+    await admin(a)
+      .post('/admin/webhooks', { url: receiver.url, events: ['key.created'] })
+      .expect(201);
     await new Promise((r) => setTimeout(r, 1));
     const keys: string[] = [];
     for (let i = 0; i < 3; i++) keys.push(((await admin(b).post('/admin/keys', { tokens: 10 }).expect(201)).body as { id: string }).id);
@@ -62,7 +64,9 @@ describe('webhooks on two processes: when an endpoint starts receiving, and its 
   test("a refusing receiver's backlog: its queue, oldest age and last error on GET /admin/webhooks/:id and /metrics", async () => {
     const [a, b] = procs;
     refusing.answer = 500;
-    const created = await admin(a).post('/admin/webhooks', { url: refusing.url, events: ['key.created'] }).expect(201);
+    const created = await admin(a)
+      .post('/admin/webhooks', { url: refusing.url, events: ['key.created'] })
+      .expect(201);
     const id = (created.body as { id: string }).id;
     await admin(b).post('/admin/keys', { tokens: 10 }).expect(201);
     const shown = await eventually(async () => {

@@ -21,7 +21,6 @@ import { jsonReply, PROMPT_TOKENS, startUpstream, streamReply, words, type TestU
 
 jest.setTimeout(60_000);
 
-
 /** A redis-server that keeps its data across a kill -9 (AOF, fsync always), restartable on the same port. */
 async function durableRedis(dir: string, port?: number): Promise<RedisServer> {
   return startRedisServer(['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always'], port);

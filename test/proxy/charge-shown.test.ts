@@ -20,7 +20,10 @@ describe.each(['memory', 'redis'] as const)('the charge shown to the client (%s 
     s = await makeStore(kind);
     upstream = await startUpstream();
     // Weights other than 1, so that the charge is not the token count.
-    const models = [{ quota_weight: { input: 2, output: 3 } }, { endpoints: ['embeddings' as const], quota_weight: { input: 5, output: 1 } }];
+    const models = [
+      { quota_weight: { input: 2, output: 3 } },
+      { endpoints: ['embeddings' as const], quota_weight: { input: 5, output: 1 } },
+    ];
     proxy = await startProxy({ store: s.store, upstreamUrl: upstream.url, models });
   });
   afterAll(async () => {
@@ -78,14 +81,24 @@ describe.each(['memory', 'redis'] as const)('the charge shown to the client (%s 
   it('chat and completions streams: the usage the client asked for carries the charge; none asked, nothing new', async () => {
     for (const endpoint of ['chat', 'completions'] as const) {
       const { key, openai } = await client();
-      const { data: stream, response } = await (endpoint === 'chat'
-        ? openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } })
-        : openai.completions.create({ model: MODEL, prompt: 'Hi', stream: true, stream_options: { include_usage: true } })
+      const { data: stream, response } = await (
+        endpoint === 'chat'
+          ? openai.chat.completions.create({
+              model: MODEL,
+              messages: [{ role: 'user', content: 'Hi' }],
+              stream: true,
+              stream_options: { include_usage: true },
+            })
+          : openai.completions.create({ model: MODEL, prompt: 'Hi', stream: true, stream_options: { include_usage: true } })
       ).withResponse();
       let usage: Record<string, unknown> | undefined | null;
       for await (const chunk of stream) if (chunk.usage) usage = chunk.usage as unknown as Record<string, unknown>;
       const record = await ledger(key, response.headers.get('x-request-id'));
-      expect(usage).toMatchObject({ completion_tokens: 5, tokenmeter_charged_tokens: record.charged, tokenmeter_balance_tokens: record.balance });
+      expect(usage).toMatchObject({
+        completion_tokens: 5,
+        tokenmeter_charged_tokens: record.charged,
+        tokenmeter_balance_tokens: record.balance,
+      });
       expect(response.headers.get('x-tokenmeter-charged-tokens')).toBeNull();
     }
     const { openai } = await client();
@@ -189,6 +202,12 @@ describe('the charge shown, at the edges', () => {
     const text = await (await post(key.secret, '/chat/completions', body)).text();
     const last = JSON.parse(text.trim().split('\n').at(-1)!.slice('data: '.length));
     expect(last.model).toBe(MODEL);
-    expect(last.usage).toEqual({ prompt_tokens: 4, completion_tokens: 1, total_tokens: 5, tokenmeter_charged_tokens: 5, tokenmeter_balance_tokens: START - 5 });
+    expect(last.usage).toEqual({
+      prompt_tokens: 4,
+      completion_tokens: 1,
+      total_tokens: 5,
+      tokenmeter_charged_tokens: 5,
+      tokenmeter_balance_tokens: START - 5,
+    });
   });
 });

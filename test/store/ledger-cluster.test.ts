@@ -35,10 +35,14 @@ describe('the ledger on Redis Cluster', () => {
       await store.settle(settlement(k, 'r2', 30));
     }
     const day = Math.floor(nowS() / DAY_SECONDS);
-    await eventually(async () => {
-      const all = await store.daily({ sinceDay: day, untilDay: day });
-      expect(all.rows.filter((r) => r.by === 'model')).toMatchObject([{ name: 'acme/m1', requests: 8, chargedTokens: 200 }]);
-    }, 5_000, 'the rollup follower');
+    await eventually(
+      async () => {
+        const all = await store.daily({ sinceDay: day, untilDay: day });
+        expect(all.rows.filter((r) => r.by === 'model')).toMatchObject([{ name: 'acme/m1', requests: 8, chargedTokens: 200 }]);
+      },
+      5_000,
+      'the rollup follower',
+    );
     const one = await store.daily({ accountId: keys[0].accountId, sinceDay: day - 6, untilDay: day });
     expect(one.rows.find((r) => r.by === 'model')).toMatchObject({ requests: 2, chargedTokens: 50 });
 

@@ -31,7 +31,26 @@ function code(text: string): string {
  * in an hour and a day), where a UUID's dashes and hex digits are, and the place values of bytes read from hex, 8
  * digits at a time (helpers/settled-marks.lua).
  */
-const UNITS_AND_LAYOUT = new Set(['0', '1', '2', '3', '1000', '3600', '86400', '9', '14', '19', '24', '16', '32', '36', '8', '256', '65536', '16777216']);
+const UNITS_AND_LAYOUT = new Set([
+  '0',
+  '1',
+  '2',
+  '3',
+  '1000',
+  '3600',
+  '86400',
+  '9',
+  '14',
+  '19',
+  '24',
+  '16',
+  '32',
+  '36',
+  '8',
+  '256',
+  '65536',
+  '16777216',
+]);
 
 describe('the Redis store’s Lua files', () => {
   it('finds the scripts and their helpers', () => {

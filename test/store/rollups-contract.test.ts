@@ -34,15 +34,19 @@ describe.each(storeKinds)('%s store: daily rollups', (kind) => {
     await s.store.settle(settlement({ id: null, accountId: k.accountId }, 'r4', 40));
     expect(await s.store.settle(settlement(k, 'r1', 20))).toEqual({ kind: 'duplicate' });
     const day = today();
-    const read = await eventually(async () => {
-      const got = await s.store.daily!({ accountId: k.accountId, sinceDay: day - 29, untilDay: day });
-      expect(got.rows).toEqual([
-        { day, by: 'model', name: 'acme/m1', ...totals(3, 90, 4) },
-        { day, by: 'model', name: 'acme/m2', ...totals(1, 50) },
-        { day, by: 'key', name: k.id, ...totals(3, 100, 4) },
-      ]);
-      return got;
-    }, 5_000, 'the rollups to hold the settlements');
+    const read = await eventually(
+      async () => {
+        const got = await s.store.daily!({ accountId: k.accountId, sinceDay: day - 29, untilDay: day });
+        expect(got.rows).toEqual([
+          { day, by: 'model', name: 'acme/m1', ...totals(3, 90, 4) },
+          { day, by: 'model', name: 'acme/m2', ...totals(1, 50) },
+          { day, by: 'key', name: k.id, ...totals(3, 100, 4) },
+        ]);
+        return got;
+      },
+      5_000,
+      'the rollups to hold the settlements',
+    );
     expect(read.from).toBeLessThanOrEqual(day - 29);
     expect((await s.store.daily!({ accountId: k.accountId, sinceDay: day - 3, untilDay: day - 1 })).rows).toEqual([]);
   });
@@ -53,9 +57,13 @@ describe.each(storeKinds)('%s store: daily rollups', (kind) => {
     await s.store.settle(settlement(a, 'r1', 20));
     await s.store.settle(settlement(b, 'r1', 30));
     const day = today();
-    await eventually(async () => {
-      const { rows } = await s.store.daily!({ sinceDay: day, untilDay: day });
-      expect(rows.filter((r) => r.by === 'model')).toEqual([{ day, by: 'model', name: 'acme/m1', ...totals(2, 50) }]);
-    }, 5_000, "every account's rollups");
+    await eventually(
+      async () => {
+        const { rows } = await s.store.daily!({ sinceDay: day, untilDay: day });
+        expect(rows.filter((r) => r.by === 'model')).toEqual([{ day, by: 'model', name: 'acme/m1', ...totals(2, 50) }]);
+      },
+      5_000,
+      "every account's rollups",
+    );
   });
 });

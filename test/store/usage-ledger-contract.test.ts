@@ -42,51 +42,54 @@ describe.each(storeKinds)('%s store: usage ledger port', (kind) => {
     });
 
     // Redis keeps a ledger record per request, possibly forever: every byte counts (the ledger at scale, issue 29).
-    itOnRedis(kind)('keeps a UUID request id in 22 characters, the key id in 19, no created field, and reads records of the layout before', async () => {
-      const k = await keyWithTokens(s.store, 10_000);
-      const uuid = randomUUID();
-      await s.store.settle(settlement(k, uuid, 20));
-      const stream = `${s.prefix}{${k.accountId}}:u`;
-      const [[cursor, flat]] = await s.redis!.xrange(stream, '-', '+');
-      const fields = new Map<string, string>();
-      for (let i = 0; i < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
-      expect(fields.get('rid')).toHaveLength(22);
-      expect(fields.has('request_id')).toBe(false);
-      expect(k.id).toHaveLength(27);
-      expect(fields.get('kid')).toHaveLength(19);
-      expect(fields.has('key_id')).toBe(false);
-      expect(fields.has('created')).toBe(false);
-      // A record as the layout before wrote it: request_id as given, its own created.
-      await s.redis!.xadd(
-        stream,
-        '*',
-        'request_id',
-        'old-1',
-        'key_id',
-        k.id,
-        'model',
-        'acme/a',
-        'prompt_tokens',
-        '1',
-        'completion_tokens',
-        '2',
-        'charged_tokens',
-        '3',
-        'estimated',
-        '0',
-        'stream',
-        '0',
-        'status',
-        '200',
-        'created',
-        '1700000000',
-        'endpoint',
-        'chat',
-      );
-      const [now, old] = await s.store.usage({ keyId: k.id, limit: 10 });
-      expect(now).toMatchObject({ requestId: uuid, keyId: k.id, created: Math.floor(Number(cursor.split('-')[0]) / 1000) });
-      expect(old).toMatchObject({ requestId: 'old-1', keyId: k.id, created: 1700000000, chargedTokens: 3 });
-    });
+    itOnRedis(kind)(
+      'keeps a UUID request id in 22 characters, the key id in 19, no created field, and reads records of the layout before',
+      async () => {
+        const k = await keyWithTokens(s.store, 10_000);
+        const uuid = randomUUID();
+        await s.store.settle(settlement(k, uuid, 20));
+        const stream = `${s.prefix}{${k.accountId}}:u`;
+        const [[cursor, flat]] = await s.redis!.xrange(stream, '-', '+');
+        const fields = new Map<string, string>();
+        for (let i = 0; i < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
+        expect(fields.get('rid')).toHaveLength(22);
+        expect(fields.has('request_id')).toBe(false);
+        expect(k.id).toHaveLength(27);
+        expect(fields.get('kid')).toHaveLength(19);
+        expect(fields.has('key_id')).toBe(false);
+        expect(fields.has('created')).toBe(false);
+        // A record as the layout before wrote it: request_id as given, its own created.
+        await s.redis!.xadd(
+          stream,
+          '*',
+          'request_id',
+          'old-1',
+          'key_id',
+          k.id,
+          'model',
+          'acme/a',
+          'prompt_tokens',
+          '1',
+          'completion_tokens',
+          '2',
+          'charged_tokens',
+          '3',
+          'estimated',
+          '0',
+          'stream',
+          '0',
+          'status',
+          '200',
+          'created',
+          '1700000000',
+          'endpoint',
+          'chat',
+        );
+        const [now, old] = await s.store.usage({ keyId: k.id, limit: 10 });
+        expect(now).toMatchObject({ requestId: uuid, keyId: k.id, created: Math.floor(Number(cursor.split('-')[0]) / 1000) });
+        expect(old).toMatchObject({ requestId: 'old-1', keyId: k.id, created: 1700000000, chargedTokens: 3 });
+      },
+    );
 
     it('keeps the hosted tool line on a record only when it has calls, as both stores write it', async () => {
       const k = await keyWithTokens(s.store, 10_000);

@@ -4,7 +4,14 @@
  */
 import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
-import { SETTLE_CLOCK_SKEW_SECONDS, SETTLE_DEDUP_SECONDS, type ReserveRequest, type ReserveResult, type Settlement, type SettleResult } from '../records/metering';
+import {
+  SETTLE_CLOCK_SKEW_SECONDS,
+  SETTLE_DEDUP_SECONDS,
+  type ReserveRequest,
+  type ReserveResult,
+  type Settlement,
+  type SettleResult,
+} from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
 import { compactKeyId, compactUuid } from '../ids';

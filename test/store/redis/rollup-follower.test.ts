@@ -75,8 +75,30 @@ describe('redis store: the rollup follower', () => {
     const k = await keyWithTokens(s.store, 10_000);
     const slot = `${s.prefix}{${k.accountId}}:`;
     // As the step before left it: a record, today's rollup of it, `ru`, and no follower cursor.
-    await s.redis!.xadd(`${slot}u`, '*', 'request_id', 'r0', 'key_id', k.id, 'model', 'acme/m1', 'prompt_tokens', 10,
-      'completion_tokens', 5, 'charged_tokens', 15, 'estimated', 0, 'stream', 0, 'status', 200, 'endpoint', 'chat');
+    await s.redis!.xadd(
+      `${slot}u`,
+      '*',
+      'request_id',
+      'r0',
+      'key_id',
+      k.id,
+      'model',
+      'acme/m1',
+      'prompt_tokens',
+      10,
+      'completion_tokens',
+      5,
+      'charged_tokens',
+      15,
+      'estimated',
+      0,
+      'stream',
+      0,
+      'status',
+      200,
+      'endpoint',
+      'chat',
+    );
     await s.redis!.hset(`${slot}d:${today()}`, 'm:acme/m1', '1:10:5:0:0:15', `k:${k.id}`, '1:10:5:0:0:15');
     await s.redis!.hset(`${slot}a`, 'ru', 0);
     const settling = another();
