@@ -73,4 +73,6 @@ export interface RelayPorts {
   drainMs: () => number;
   /** The streams being relayed now. */
   activeStreams: { inc(): void; dec(): void };
+  /** Told once, when a stream's first event leaves for the client: its time to first token, seen as it happens. */
+  firstEvent: () => void;
 }

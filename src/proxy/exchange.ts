@@ -52,7 +52,7 @@ export class Exchange {
     if (this.gone) return void answer.res.destroy();
     const outcome = await relayAnswer(answer, this.res, this.ctx, this.relayPorts());
     this.settlement.settleOutcome(outcome);
-    // What the operator sees of it: the upstream's failures, the time to a stream's first bytes, a drain's end.
+    // What the operator sees of it: the upstream's failures, a drain's end (a stream's first bytes: firstEvent).
     if (outcome.kind === 'left') return;
     const failure = outcome.failure;
     if (failure) {
@@ -60,9 +60,6 @@ export class Exchange {
       if (failure.err)
         this.deps.logger.warn({ requestId: this.ctx.requestId, err: failure.err.code ?? failure.err.message }, 'upstream answer failed');
     }
-    if (outcome.kind === 'refused') return;
-    if (outcome.firstEventAt !== undefined)
-      metrics.timeToFirstToken.observe({ model: model.id }, (outcome.firstEventAt - this.started) / 1000);
     if (outcome.kind === 'served' && outcome.drained) metrics.streamDrains.inc({ outcome: outcome.drained });
   }
 
@@ -74,6 +71,7 @@ export class Exchange {
       charge: (usage, status) => settlement.charge({ usage, status, estimate: () => 0 }),
       drainMs: () => (deps.shuttingDown() ? 0 : ctx.model.drainMs),
       activeStreams: deps.metrics.activeStreams,
+      firstEvent: () => deps.metrics.timeToFirstToken.observe({ model: ctx.model.id }, (performance.now() - this.started) / 1000),
     };
   }
 

@@ -26,11 +26,9 @@ export type RelayOutcome =
       failure?: UpstreamFailure;
       /** A stream whose client left was read on for its usage: how that ended. */
       drained?: DrainOutcome;
-      /** When a stream's first bytes left for the client (performance.now()). */
-      firstEventAt?: number;
     }
   /** A stream charged at its usage line (through the relay's `charge` port), then relayed to its end. */
-  | { kind: 'charged'; failure?: UpstreamFailure; firstEventAt?: number };
+  | { kind: 'charged'; failure?: UpstreamFailure };
 
 /**
  * How the response is finished once the charge is queued: a whole answer written with its charge in its head (`held`),

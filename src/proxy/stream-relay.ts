@@ -29,8 +29,8 @@ type StreamEvent =
 
 export class StreamRelay {
   private readonly tap: SseTap;
-  /** When the first bytes of the answer left for the client (performance.now()), once they did. */
-  private firstEventAt: number | undefined;
+  /** Whether the first bytes of the answer left for the client (the ports were told). */
+  private firstEventSent = false;
   /** The usage line waits for its charge, and whether the upstream's stream has ended. */
   private charging = false;
   private upstreamEnded = false;
@@ -101,8 +101,9 @@ export class StreamRelay {
       // An endless line: broken off (the body's error ends the stream as a reset would), never buffered whole.
       if (tap.overlong) return void body.destroy(lineTooLong(tap.lineCap));
       this.tellAnswer();
-      if (this.firstEventAt === undefined && out.length > 0) {
-        this.firstEventAt = performance.now();
+      if (!this.firstEventSent && out.length > 0) {
+        this.firstEventSent = true;
+        this.ports.firstEvent();
         clearImmediate(flush);
       }
       // Backpressure: a slow reader pauses the upstream instead of making us buffer its stream.
@@ -127,7 +128,7 @@ export class StreamRelay {
 
   /** What the settlement is told of the stream's last event (`charged`: at its usage line already). */
   private outcome(event: StreamEvent, status: number, charged: boolean): RelayOutcome {
-    const { res, tap, upstream, firstEventAt } = this;
+    const { res, tap, upstream } = this;
     const streamed = () => tap.streamedCompletionTokens();
     switch (event.kind) {
       // A second usage event cannot come (the tap parks one line); were it to, the stream is over as if ended.
@@ -140,10 +141,9 @@ export class StreamRelay {
             usage: tap.chargeableUsage,
             estimate: streamed,
             reply: { kind: 'end', last: this.last },
-            firstEventAt,
           };
         if (!res.writableEnded) res.end(this.last);
-        return { kind: 'charged', firstEventAt };
+        return { kind: 'charged' };
       case 'broken': {
         // The client's stream ends with an error event; what was sent is charged.
         const timedOut = upstream.timedOut();
@@ -153,7 +153,7 @@ export class StreamRelay {
         }
         upstream.res.destroy();
         const failure = { kind: timedOut ? ('timeout' as const) : ('mid_stream' as const), err: event.err };
-        if (charged) return { kind: 'charged', failure, firstEventAt };
+        if (charged) return { kind: 'charged', failure };
         return {
           kind: 'served',
           status: res.statusCode,
@@ -161,13 +161,12 @@ export class StreamRelay {
           estimate: streamed,
           reply: { kind: 'over' },
           failure,
-          firstEventAt,
         };
       }
       case 'client-gone': {
         const drained = event.drained;
         if (drained) upstream.res.destroy();
-        if (charged) return { kind: 'charged', firstEventAt };
+        if (charged) return { kind: 'charged' };
         // Read on and still without usage: hidden work may have used all the output reserved.
         const estimate = drained ? () => drainedEstimate(streamed(), this.ctx.reservedOutput) : streamed;
         return {
@@ -177,7 +176,6 @@ export class StreamRelay {
           estimate,
           reply: { kind: 'over' },
           drained,
-          firstEventAt,
         };
       }
     }

@@ -6,6 +6,8 @@ import { startProxy, settled, chatBody, MODEL } from '../helpers/proxy';
 import { startProxyProcess } from '../helpers/processes';
 import { writeModelsFile } from '../helpers/models-file';
 import { proxyFixture } from '../helpers/fixture';
+import { eventually } from '../helpers/eventually';
+import { streamReply } from '../helpers/upstream';
 
 /** The value of one sample in Prometheus text format, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -55,6 +57,26 @@ describe('metrics and logs (redis store)', () => {
     // A model name a client made up never becomes a label value.
     expect(text).not.toContain('client/made-up-model');
     expect(sample(text, 'tokenmeter_requests_total', { model: 'unknown', status: '404' })).toBe(1);
+  });
+
+  it("observes a stream's time to first token as its first event leaves, not when the stream ends", async () => {
+    const key = await keyWithTokens(t.s.store, 100_000);
+    let release: () => void = () => {};
+    t.upstream.behave(streamReply({ holdAfterFirst: new Promise<void>((r) => (release = r)) }));
+    const observed = async () =>
+      sample((await request(t.proxy.url).get('/metrics')).text, 'tokenmeter_time_to_first_token_seconds_count', { model: MODEL }) ?? 0;
+    const before = await observed();
+    const stream = request(t.proxy.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key.secret}`)
+      .send(chatBody({ stream: true }))
+      .then((r) => r);
+    // The upstream holds the rest of the stream: the first event alone has reached the client.
+    await eventually(async () => expect(await observed()).toBe(before + 1), 10_000, 'the time to first token observed mid-stream');
+    release();
+    expect((await stream).status).toBe(200);
+    await settled(t.proxy);
+    expect(await observed()).toBe(before + 1);
   });
 
   it('labels requests, tokens and the log line with their endpoint, as the ledger records it', async () => {
