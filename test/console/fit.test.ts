@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { MEMBER_PAGES, MODELS_PAGE, OPERATOR_PAGES, navHref, type NavPage } from '../../src/console/console-nav';
-import { launchBrowser, openPage, SCREENSHOTS, type WatchedPage } from '../helpers/browser';
+import { launchBrowser, openPage, SCREENSHOTS, SCREENSHOTS_TAKEN, type WatchedPage } from '../helpers/browser';
 import { accountWithPassword, admin, Browser, PASSWORD, startConsole, type ConsoleFixture } from '../helpers/console';
 import { chat, settledPage, signIn } from '../helpers/console-browser';
 
@@ -176,7 +176,7 @@ describe('every console page fits 390, 768, 1280 and 1920 px', () => {
     else await settledPage(page, heading(p.label));
     if (ready) await page.locator(ready).first().waitFor();
     const name = `${who}-${p.path === '/console' ? 'overview' : p.path.replace('/console/', '').replace('/', '-')}-${width}`;
-    await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+    if (SCREENSHOTS_TAKEN) await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
     return ((await page.evaluate(MISFITS)) as string[]).map((line) => `${name}: ${line}`);
   }
 

@@ -10,6 +10,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where screenshots go (git-ignored); docs/ keeps copies of two of them. */
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-output', 'console');
+/**
+ * Whether the pages are photographed: for a reviewer on a developer's machine. SCREENSHOTS=0 (CI: nobody sees them
+ * there) leaves them out, a tenth of the console suites' time; every check on the page is made either way.
+ */
+export const SCREENSHOTS_TAKEN = process.env.SCREENSHOTS !== '0';
 
 /**
  * Starts Chromium, or fails with one line saying what is missing and how to install it: every browser suite calls this
@@ -95,7 +100,8 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string): Promise<string | undefined> {
+  if (!SCREENSHOTS_TAKEN) return undefined;
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
