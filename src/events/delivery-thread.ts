@@ -19,11 +19,12 @@ import type { EndpointGauges } from './delivery-worker';
 const THREAD = threadEntry(__filename, 'delivery-thread-main');
 /**
  * A thread that ended on its own is started again after this long, twice as long after each that ended within
- * FAILING_MS of its start (one that cannot start, say), up to MAX_RESTART_MS: a thread failing at every start is
+ * FAILING_MS of its start (one that cannot start, say), up to MAX_RESTART_FACTOR times the first: a thread failing at every start is
  * started, and logged, once a minute rather than once a second. One that ran longer starts the count again.
  */
 const RESTART_MS = 1_000;
-const MAX_RESTART_MS = 60_000;
+/** The longest wait, as a multiple of the first (restartMs in the tests): a minute. */
+const MAX_RESTART_FACTOR = 60;
 const FAILING_MS = 60_000;
 /** How long stop() waits for the thread to finish its attempts in flight (each is recorded first) before ending it. */
 const STOP_MS = 15_000;
@@ -44,7 +45,7 @@ export interface DeliveryThreadOptions {
   data: DeliveryThreadData;
   logger: Logger;
   metrics?: EndpointGauges;
-  /** The first restart's wait (RESTART_MS; the back-off's maximum is that times 60). */
+  /** The first restart's wait (RESTART_MS; the back-off's longest is MAX_RESTART_FACTOR times it). */
   restartMs?: number;
 }
 
@@ -74,7 +75,7 @@ export class DeliveryThread {
       if (this.worker !== worker || this.stopping) return;
       const first = this.o.restartMs ?? RESTART_MS;
       this.failing = Date.now() - began < FAILING_MS ? this.failing + 1 : 1;
-      const inMs = Math.min(first * 2 ** (this.failing - 1), first * (MAX_RESTART_MS / RESTART_MS));
+      const inMs = first * Math.min(2 ** (this.failing - 1), MAX_RESTART_FACTOR);
       this.o.logger.warn({ inMs }, 'webhook delivery thread ended; starting it again');
       this.restart = setTimeout(() => this.start(), inMs);
       this.restart.unref();

@@ -31,6 +31,13 @@ export class Cancellation {
   }
 }
 
+/** A cancellation that a response's close cancels: its client left (before the answer, or while it is relayed). */
+export function cancelledOnClose(res: { once(event: 'close', listener: () => void): unknown }): Cancellation {
+  const cancellation = new Cancellation();
+  res.once('close', () => cancellation.cancel());
+  return cancellation;
+}
+
 /** The error a try cut short by its caller's leaving ends with (as Node names an aborted request's). */
 export function cancelledError(): NodeJS.ErrnoException {
   return Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });

@@ -12,7 +12,7 @@ import { validateCountTokensRequest, type CountTokensRequest } from '../../reque
 import { messagesPrompt } from '../../metering/messages-prompt';
 import { countPrompt, type TokenCounter } from '../../metering/prompt-counter';
 import { liveKey, requestFacts, servedBy } from '../../http/request-context';
-import { Cancellation } from '../../upstreams/cancellation';
+import { cancelledOnClose } from '../../upstreams/cancellation';
 import type { Pools } from '../../upstreams/pools';
 import { unserializable } from '../pipeline/forward';
 import { uncounted } from '../pipeline/plan';
@@ -69,8 +69,7 @@ export function countTokens(options: CountTokensOptions) {
       apiKey: model.upstreamApiKey,
       requestId: requestFacts(res).requestId,
     });
-    const gone = new Cancellation();
-    res.once('close', () => gone.cancel());
+    const gone = cancelledOnClose(res);
     const outcome = await pools
       .of(model)
       .send(

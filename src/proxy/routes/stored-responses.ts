@@ -15,7 +15,7 @@ import { callerResponse, listedItemIds, responseNotFound } from '../caller-ids';
 import { rewriteModel } from '../model-rewriter';
 import { collect, decoded } from '../upstream-body';
 import { upstreamErrorFrom, upstreamFailure } from '../upstream-errors';
-import { Cancellation } from '../../upstreams/cancellation';
+import { cancelledOnClose } from '../../upstreams/cancellation';
 import type { Pools } from '../../upstreams/pools';
 
 export interface StoredResponsesOptions {
@@ -118,8 +118,7 @@ export function storedResponses(options: StoredResponsesOptions): Router {
       apiKey: model.upstreamApiKey,
       requestId: requestFacts(res).requestId,
     });
-    const gone = new Cancellation();
-    res.once('close', () => gone.cancel());
+    const gone = cancelledOnClose(res);
     const pools = options.pools;
     const outcome = await pools
       .of(model)

@@ -11,8 +11,9 @@
 -- the totals take these two only when not 0), tool_calls, tool_tokens, model, endpoint, estimated, stream (0 or 1),
 -- status, key_id ("" for none), kid (a key id of newId's form as 14 bytes in base64url, "" for any other: the ledger
 -- keeps it as `kid`, 19 characters, else as `key_id`), rid (a UUID request id's 16 bytes in base64url, "" for any other
--- id: the ledger keeps it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the limits'), starts (the
--- budgets' current periods: {day, week, month}), skew (s: how far a UUIDv7 id's time may be ahead of the server's).
+-- id: the ledger keeps it as `rid`, 22 characters, else as `request_id`), ttl (the dedup window, s), window_ms (the
+-- limits'), starts (the budgets' current periods: {day, week, month}), skew (s: how far a UUIDv7 id's time may be ahead
+-- of the server's).
 -- Reply: {'ok', stream id, the account's balance after the charge (live packages less debt and open reservations)} |
 -- {'duplicate'}.
 --#include helpers/args.lua
