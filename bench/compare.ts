@@ -3,7 +3,9 @@
  * `passthrough` the bare floor), all started at once on the target core and measured in many short interleaved
  * windows, JSON then streams, each window's order rotated. Per build: CPU per request (median of the windows, and its
  * ratio to the first build in the same round, which cancels the machine's slow drifts), and from V8's GC trace the
- * bytes allocated and promoted and the GC time per request, which hardly move with the machine's load.
+ * bytes allocated and promoted and the GC time per request, which hardly move with the machine's load. A build may carry
+ * node flags after a `+` each, to measure a flag against the same code: `npm run bench:compare -- .+--max-semi-space-size=8
+ * .+--max-semi-space-size=32` (without them, node's defaults).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../test/helpers/redis-server';
@@ -53,8 +55,8 @@ interface Running {
 }
 
 /** Starts a server with the GC trace on, pinned to core 0, and sums every GC line it prints. */
-function startTraced(label: string, script: string, env: NodeJS.ProcessEnv): Promise<Running> {
-  const args = ['--expose-gc', '--trace-gc-nvp', script];
+function startTraced(label: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[]): Promise<Running> {
+  const args = ['--expose-gc', '--trace-gc-nvp', ...nodeArgs, script];
   const [command, argv] = canPin ? ['taskset', ['-c', '0', process.execPath, ...args]] : [process.execPath, args];
   const child = spawn(command, argv, { env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -100,6 +102,12 @@ async function window(t: Running, e: Endpoint): Promise<Sample> {
   };
 }
 
+/** `rev+--flag+--other`: the revision, and the node flags its server runs with. */
+function withNodeArgs(arg: string): { revision: string; nodeArgs: string[] } {
+  const [revision, ...nodeArgs] = arg.split('+');
+  return { revision, nodeArgs };
+}
+
 const f = (s: Spread, digits: number) => `${s.median.toFixed(digits)} [${s.min.toFixed(digits)}–${s.max.toFixed(digits)}]`;
 
 /** One row per build: medians over the windows (totals for the GC figures, which a window boundary splits). */
@@ -117,8 +125,9 @@ function table(kind: string, runs: Running[], samples: Sample[][]): string {
 }
 
 async function main(): Promise<void> {
-  const revisions = process.argv.slice(2);
-  if (revisions.length === 0) throw new Error('usage: npm run bench:compare -- <revision|.|passthrough>…');
+  const targets = process.argv.slice(2).map(withNodeArgs);
+  if (targets.length === 0) throw new Error('usage: npm run bench:compare -- <revision|.|passthrough>[+node flag]…');
+  const revisions = targets.map((t) => t.revision);
   if (canPin) pinSelf(1);
   compileServers();
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
@@ -134,7 +143,9 @@ async function main(): Promise<void> {
       ? { ...process.env, ...TOKENMETER_ENV, UPSTREAM_URL: `${upstreamUrl}/v1`, REDIS_URL: `redis://127.0.0.1:${redisPort}/${i}` }
       : { ...process.env, UPSTREAM_ORIGIN: upstreamUrl };
     const script = build ? build.server : (serverProcess('', 'passthrough-server', {}).args.at(-1) as string);
-    runs.push(await startTraced(build?.label ?? 'passthrough', script, env));
+    const { nodeArgs } = targets[i];
+    const label = `${build?.label ?? 'passthrough'}${nodeArgs.length ? ` ${nodeArgs.join(' ')}` : ''}`;
+    runs.push(await startTraced(label, script, env, nodeArgs));
   }
   for (const t of runs) for (const kind of kinds) await closedLoop(request(t, kind), CONNECTIONS, WARMUP_MS / kinds.length);
   const results = Object.fromEntries(kinds.map((k) => [k, runs.map((): Sample[] => [])])) as Record<Kind, Sample[][]>;
