@@ -1,7 +1,8 @@
 /**
  * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
  * (request ids as the proxy makes them: UUIDv7 where the measured tree has newRequestId, else UUIDv4; one account and key), divided by N, and MEMORY USAGE per key family. Run:
- * `npx tsx bench/redis-bytes.ts [N]`. REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
+ * `npx tsx bench/redis-bytes.ts [N]`, 100 requests at a time (`REDIS_BYTES_CONCURRENCY`; at 1 each settles alone, at 100
+ * the settlements of a turn go as one script call per group of up to 32). REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
  * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
  * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
  */
@@ -16,6 +17,8 @@ import { createLogger } from '../src/observability/logger';
 import { RedisShipSource } from '../src/store/redis/redis-ship-source';
 
 const N = Number(process.argv[2] ?? 20_000);
+/** Requests in flight at once (REDIS_BYTES_CONCURRENCY): 1 settles each alone; many let a turn's settlements group. */
+const CONCURRENCY = Number(process.env.REDIS_BYTES_CONCURRENCY ?? 100);
 const tree = process.env.REDIS_BYTES_TREE ?? join(__dirname, '..');
 
 async function main(): Promise<void> {
@@ -66,7 +69,7 @@ async function main(): Promise<void> {
     await redis.config('RESETSTAT');
     const before = await usedMemory(redis);
     const cpuBefore = await mainThreadCpu(redis);
-    for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, settle));
+    for (let i = 0; i < N; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, N - i) }, settle));
     const cpu = (await mainThreadCpu(redis)) - cpuBefore;
     if (process.env.REDIS_BYTES_ARCHIVE === '1') await shipAll(redis);
     const after = await usedMemory(redis);

@@ -110,6 +110,7 @@ describe('the Lua loader', () => {
       'helpers/limit-functions.lua',
       'helpers/budgets.lua',
       'helpers/settled-marks.lua',
+      'metering/settle-step.lua',
     ]);
     expect(settle).not.toMatch(/^--#/m);
     const wrapped = luaWithEvents('accounts/revoke.lua', { before: 'events/before-revoke.lua', after: 'events/after-revoke.lua' });

@@ -2,6 +2,7 @@
  * The Redis store's metering path: reserve, renew, release and settle, each one script of lua/metering/ on the
  * account's slot. A part of RedisStore (redis-store.ts), writing its events through the outbox.
  */
+import { ReplyError } from 'ioredis';
 import { periodStarts } from '../../limits/budget';
 import type { MeteringStore } from '../ports/metering-store';
 import {
@@ -14,6 +15,7 @@ import {
 } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
 import { defineScripts } from './define-scripts';
+import { GroupCommit } from './group-commit';
 import { compactKeyId, compactUuid } from '../ids';
 import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
@@ -22,6 +24,18 @@ import type { RedisShared } from './redis-shared';
 import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 
 const DUPLICATE: SettleResult = { kind: 'duplicate' };
+/**
+ * At most 32 settlements in one script call (a busy account's group is split, so no script runs long); a group whose
+ * script failed (Redis replied an error: not a lost connection) is sent again one by one, so one settlement's fault is
+ * its own.
+ */
+const SETTLE_GROUPS = { most: 32, oneItemsFault: (err: unknown) => err instanceof ReplyError };
+
+/** One script call's keys and JSON input. */
+interface ScriptCall {
+  keys: string[];
+  input: object;
+}
 
 /** The budgets' periods in force at `ms`, by name (the scripts' `starts`). */
 function startsOf(ms: number): { day: number; week: number; month: number } {
@@ -32,6 +46,8 @@ function startsOf(ms: number): { day: number; week: number; month: number } {
 export class RedisMetering implements MeteringStore {
   readonly kind = 'redis' as const;
   private readonly meteringScripts;
+  /** Settlements without events, one script call per account and turn of the event loop (group-commit.ts). */
+  private readonly settles: GroupCommit<ScriptCall>;
 
   constructor(
     private readonly shared: RedisShared,
@@ -46,7 +62,18 @@ export class RedisMetering implements MeteringStore {
       tmRelease: luaScript('metering/release.lua'),
       tmSettle: luaScript('metering/settle.lua'),
       tmSettleEv: luaWithEvents('metering/settle.lua', { after: 'events/after-settle.lua' }),
+      tmSettleGroup: luaScript('metering/settle-group.lua'),
     });
+    const scripts = this.meteringScripts;
+    // A group of one is the plain SETTLE: a process settling one request a turn sends what it always did.
+    this.settles = new GroupCommit<ScriptCall>(async (group) => {
+      if (group.length === 1) return [await scripts.tmSettle(group[0].keys, [JSON.stringify(group[0].input)])];
+      const reply = await scripts.tmSettleGroup(
+        group.flatMap((c) => c.keys),
+        [JSON.stringify(group.map((c) => c.input))],
+      );
+      return tuple(reply, 'SETTLE group');
+    }, SETTLE_GROUPS);
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
@@ -130,10 +157,10 @@ export class RedisMetering implements MeteringStore {
       window_ms: this.shared.windowMs,
       starts: startsOf(now),
     };
-    // Without events (beside a host's serving store), the plain SETTLE.
+    // Without events (beside a host's serving store), the plain SETTLE, grouped with the account's others of this turn.
     const reply = events
       ? await this.outbox.runWrapped(this.meteringScripts.tmSettleEv, A, keys, input, this.settleEvents(s, now))
-      : await this.meteringScripts.tmSettle(keys, [JSON.stringify(input)]);
+      : await this.settles.add(A, { keys, input });
     const [tag, , balance] = tuple(reply, 'SETTLE');
     if (tag === 'ok') {
       this.recorded(A);

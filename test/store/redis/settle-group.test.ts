@@ -1,0 +1,114 @@
+/**
+ * SETTLE's group commit on Redis (lua/metering/settle-group.lua through RedisMetering): an account's settlements made
+ * in one turn of the event loop run as one script call, each exactly as SETTLE alone would run it, in order.
+ */
+import { createHash } from 'node:crypto';
+import { startMonitor, type Monitor } from '../../helpers/monitor';
+import { makeStore, keyWithTokens, type StoreUnderTest } from '../../helpers/stores';
+import { reserveReq, settlement } from '../contract-fixtures';
+
+/**
+ * Script calls sent on these accounts' slots (an EVALSHA that the first run follows with EVAL, the script's text, is
+ * one call). MONITOR sees every client of the shared Redis: other suites' calls name other accounts.
+ */
+const scriptCalls = (commands: { args: string[]; lua: boolean }[], ...accounts: string[]) =>
+  commands.filter((c) => !c.lua && /^evalsha$/i.test(c.args[0]) && accounts.some((a) => c.args[3]?.includes(`{${a}}`))).length;
+
+describe('redis store: settlements grouped per account and turn', () => {
+  let s: StoreUnderTest;
+  let monitor: Monitor;
+  beforeEach(async () => {
+    s = await makeStore('redis');
+    monitor = await startMonitor(process.env.TEST_REDIS_URL as string, 'settle-group');
+  });
+  afterEach(async () => {
+    monitor.close();
+    await s.close();
+  });
+
+  it('settles one account’s requests of one turn in one script call, each charged once with its own balance', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    const ids = ['r1', 'r2', 'r3', 'r4'];
+    for (const id of ids) await s.store.reserve(reserveReq(k, id));
+    let results: unknown[] = [];
+    const commands = await monitor.during(async () => {
+      results = await Promise.all(ids.map((id, i) => s.store.settle(settlement(k, id, 10 * (i + 1)))));
+    });
+    // One call where there were four; the balances are those of the charges in order (1000 - 10, - 20, - 30, - 40).
+    expect(scriptCalls(commands, k.accountId)).toBe(1);
+    expect(results).toEqual([
+      { kind: 'settled', balance: 990 - 330 },
+      { kind: 'settled', balance: 970 - 220 },
+      { kind: 'settled', balance: 940 - 110 },
+      { kind: 'settled', balance: 900 },
+    ]);
+    expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 900, reserved: 0 });
+    expect(await s.redis!.xlen(`${s.prefix}{${k.accountId}}:u`)).toBe(4);
+  });
+
+  it('charges a request id that comes twice in one group once: the second is a duplicate', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    await s.store.reserve(reserveReq(k, 'r1'));
+    const results = await Promise.all([s.store.settle(settlement(k, 'r1', 40)), s.store.settle(settlement(k, 'r1', 40))]);
+    expect(results).toEqual([{ kind: 'settled', balance: 960 }, { kind: 'duplicate' }]);
+    // And a retry without its reservation, in a group of its own, is one too.
+    expect(await s.store.settle(settlement(k, 'r1', 40))).toEqual({ kind: 'duplicate' });
+    expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 960, reserved: 0 });
+    expect(await s.redis!.xlen(`${s.prefix}{${k.accountId}}:u`)).toBe(1);
+  });
+
+  it('marks each settlement of a group settled, so no retry of any of them charges again', async () => {
+    const k = await keyWithTokens(s.store, 1000);
+    // Two held reservations then two retries of settled ones: the step's read of this hour's marks is its own each time.
+    await s.store.reserve(reserveReq(k, 'a'));
+    await s.store.reserve(reserveReq(k, 'b'));
+    await Promise.all([s.store.settle(settlement(k, 'a', 5)), s.store.settle(settlement(k, 'b', 5))]);
+    const again = await Promise.all(['a', 'b'].map((id) => s.store.settle(settlement(k, id, 5))));
+    expect(again).toEqual([{ kind: 'duplicate' }, { kind: 'duplicate' }]);
+    expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 990 });
+  });
+
+  it('keeps the marks of earlier requests when a group settles one without its reservation before one with it', async () => {
+    // Marks are filed by their fingerprint's first byte (helpers/settled-marks.lua): `old` shares `b`'s field, `a` not.
+    const firstByte = (id: string) => createHash('sha1').update(id).digest()[0];
+    let old = 'old-0';
+    for (let n = 1; firstByte(old) !== firstByte('b'); n++) old = `old-${n}`;
+    expect(firstByte('a')).not.toBe(firstByte('b'));
+    const k = await keyWithTokens(s.store, 1000);
+    await s.store.reserve(reserveReq(k, old));
+    await s.store.settle(settlement(k, old, 1));
+    await s.store.reserve(reserveReq(k, 'b'));
+    // `a` holds no reservation (its lease ran out), so the step reads this hour's marks for it; `b` must not reuse that read.
+    expect(await Promise.all([s.store.settle(settlement(k, 'a', 2)), s.store.settle(settlement(k, 'b', 3))])).toEqual([
+      { kind: 'settled', balance: expect.any(Number) },
+      { kind: 'settled', balance: 994 },
+    ]);
+    for (const id of [old, 'a', 'b']) expect(await s.store.settle(settlement(k, id, 1))).toEqual({ kind: 'duplicate' });
+    expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 994 });
+  });
+
+  it('sends each account’s settlements of a turn in a call of its own (a script runs on one slot)', async () => {
+    const a = await keyWithTokens(s.store, 1000);
+    const b = await keyWithTokens(s.store, 1000);
+    for (const [k, id] of [
+      [a, 'a1'],
+      [a, 'a2'],
+      [b, 'b1'],
+    ] as const)
+      await s.store.reserve(reserveReq(k, id));
+    let results: unknown[] = [];
+    const commands = await monitor.during(async () => {
+      results = await Promise.all([
+        s.store.settle(settlement(a, 'a1', 10)),
+        s.store.settle(settlement(b, 'b1', 30)),
+        s.store.settle(settlement(a, 'a2', 20)),
+      ]);
+    });
+    expect(scriptCalls(commands, a.accountId, b.accountId)).toBe(2);
+    expect(results).toEqual([
+      { kind: 'settled', balance: 990 - 110 },
+      { kind: 'settled', balance: 970 },
+      { kind: 'settled', balance: 970 },
+    ]);
+  });
+});
