@@ -2,7 +2,7 @@
  * Redis bytes per settled request: INFO memory's used_memory before and after N settlements through the RedisStore
  * (request ids as the proxy makes them: UUIDv7 where the measured tree has newRequestId, else UUIDv4; one account and key), divided by N, and MEMORY USAGE per key family. Run:
  * `npx tsx bench/redis-bytes.ts [N]`, 100 requests at a time (`REDIS_BYTES_CONCURRENCY`; at 1 each settles alone, at 100
- * the settlements of a turn go as one script call per group of up to 32). REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
+ * a turn's reservations, and its settlements, go as one script call per group of up to 16). REDIS_BYTES_TREE=<dir> measures the store of another checkout (an earlier
  * commit's worktree) with the same workload. REDIS_BYTES_ARCHIVE=1 also ships the ledger to a PostgreSQL started here
  * (LEDGER_HOT_HOURS=0) before the second reading, and reports PostgreSQL's bytes per record.
  */

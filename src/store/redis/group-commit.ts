@@ -4,14 +4,16 @@
  * turn holds many settlements (at 64 connections, most turns held nine or more); alone, a call goes out by itself
  * at the end of its turn, as it would have.
  */
+/** Runs a group; one reply per item, in order, where an Error is that item's failure alone. */
 export type SendGroup<In> = (group: readonly In[]) => Promise<readonly unknown[]>;
 
 export interface GroupCommitOptions {
   /** The most items in one call: a busy group is split, so no one call runs long. */
   most: number;
   /**
-   * Whether a group's failure may be one item's doing (a script's error, not a lost connection): then each item is
-   * sent again alone, so a bad item fails itself only, as it did before grouping.
+   * Whether a whole group's failure may be one item's doing (an error reply, not a lost connection): then each item is
+   * sent again alone, so a bad item fails itself only, as it did before grouping. (A step that fails inside a group
+   * that ran is its item's Error reply, and is not sent again.)
    */
   oneItemsFault: (err: unknown) => boolean;
 }
@@ -62,7 +64,11 @@ export class GroupCommit<In> {
     };
     this.send(list.map((w) => w.item)).then((replies) => {
       if (replies.length !== list.length) return fail(new Error(`a group of ${list.length} got ${replies.length} replies`));
-      for (let i = 0; i < list.length; i++) list[i].resolve(replies[i]);
+      for (let i = 0; i < list.length; i++) {
+        const reply = replies[i];
+        if (reply instanceof Error) list[i].reject(reply);
+        else list[i].resolve(reply);
+      }
     }, fail);
   }
 }

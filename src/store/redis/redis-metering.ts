@@ -14,8 +14,8 @@ import {
   type SettleResult,
 } from '../records/metering';
 import { luaScript, luaWithEvents } from './lua-scripts';
-import { defineScripts } from './define-scripts';
-import { GroupCommit } from './group-commit';
+import { defineScripts, type RunScript } from './define-scripts';
+import { GroupCommit, type SendGroup } from './group-commit';
 import { compactKeyId, compactUuid } from '../ids';
 import { budgetEvents, lowBalanceEvent } from './event-templates';
 import { usageSettledData } from '../records/events';
@@ -25,16 +25,33 @@ import { StoreReplyError, parseReserveReply, tuple } from './redis-records';
 
 const DUPLICATE: SettleResult = { kind: 'duplicate' };
 /**
- * At most 32 settlements in one script call (a busy account's group is split, so no script runs long); a group whose
- * script failed (Redis replied an error: not a lost connection) is sent again one by one, so one settlement's fault is
- * its own.
+ * Group commit (group-commit.ts): at most 16 reservations or settlements in one script call (a busy account's group is
+ * split, so no script runs long); a group whose script failed (Redis replied an error: not a lost connection) is sent
+ * again one by one, so one request's fault is its own.
  */
-const SETTLE_GROUPS = { most: 32, oneItemsFault: (err: unknown) => err instanceof ReplyError };
+const GROUPS = { most: 16, oneItemsFault: (err: unknown) => err instanceof ReplyError };
 
 /** One script call's keys and JSON input. */
 interface ScriptCall {
   keys: string[];
   input: object;
+}
+
+/**
+ * A group of one as the plain script, so a process at low load sends what it always did; more, as the group script,
+ * whose step that erred replies {'failed', the error}: that request's error alone.
+ */
+function groupSender(one: RunScript, group: RunScript, name: string): SendGroup<ScriptCall> {
+  return async (calls) => {
+    if (calls.length === 1) return [await one(calls[0].keys, [JSON.stringify(calls[0].input)])];
+    const reply = await group(
+      calls.flatMap((c) => c.keys),
+      [JSON.stringify(calls.map((c) => c.input))],
+    );
+    return tuple(reply, `${name} group`).map((r) =>
+      Array.isArray(r) && r[0] === 'failed' ? new StoreReplyError(`${name} failed in its group: ${String(r[1])}`) : r,
+    );
+  };
 }
 
 /** The budgets' periods in force at `ms`, by name (the scripts' `starts`). */
@@ -46,7 +63,8 @@ function startsOf(ms: number): { day: number; week: number; month: number } {
 export class RedisMetering implements MeteringStore {
   readonly kind = 'redis' as const;
   private readonly meteringScripts;
-  /** Settlements without events, one script call per account and turn of the event loop (group-commit.ts). */
+  /** Reservations and settlements without events: one script call per account and turn of the event loop. */
+  private readonly reserves: GroupCommit<ScriptCall>;
   private readonly settles: GroupCommit<ScriptCall>;
 
   constructor(
@@ -62,18 +80,12 @@ export class RedisMetering implements MeteringStore {
       tmRelease: luaScript('metering/release.lua'),
       tmSettle: luaScript('metering/settle.lua'),
       tmSettleEv: luaWithEvents('metering/settle.lua', { after: 'events/after-settle.lua' }),
+      tmReserveGroup: luaScript('metering/reserve-group.lua'),
       tmSettleGroup: luaScript('metering/settle-group.lua'),
     });
     const scripts = this.meteringScripts;
-    // A group of one is the plain SETTLE: a process settling one request a turn sends what it always did.
-    this.settles = new GroupCommit<ScriptCall>(async (group) => {
-      if (group.length === 1) return [await scripts.tmSettle(group[0].keys, [JSON.stringify(group[0].input)])];
-      const reply = await scripts.tmSettleGroup(
-        group.flatMap((c) => c.keys),
-        [JSON.stringify(group.map((c) => c.input))],
-      );
-      return tuple(reply, 'SETTLE group');
-    }, SETTLE_GROUPS);
+    this.reserves = new GroupCommit(groupSender(scripts.tmReserve, scripts.tmReserveGroup, 'RESERVE'), GROUPS);
+    this.settles = new GroupCommit(groupSender(scripts.tmSettle, scripts.tmSettleGroup, 'SETTLE'), GROUPS);
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
@@ -98,10 +110,9 @@ export class RedisMetering implements MeteringStore {
       default_allowance: r.defaultAllowance === true,
       starts: startsOf(now),
     };
-    // Without events (no delivery worker), the plain RESERVE; else the wrapped one, which marks the account's outbox
-    // only after a budget's refusal wrote budget.exceeded.
-    if (!this.outbox.wanted('budget.exceeded'))
-      return parseReserveReply(await this.meteringScripts.tmReserve(keys, [JSON.stringify(input)]));
+    // Without events (no delivery worker), the plain RESERVE, grouped with the account's others of this turn; else the
+    // wrapped one, alone, which marks the account's outbox only after a budget's refusal wrote budget.exceeded.
+    if (!this.outbox.wanted('budget.exceeded')) return parseReserveReply(await this.reserves.add(A, { keys, input }));
     const budget = budgetEvents(A, r.keyId ?? null, { threshold: false, exceeded: true }, now);
     return parseReserveReply(await this.outbox.runWrapped(this.meteringScripts.tmReserveEv, A, keys, input, { budget }));
   }

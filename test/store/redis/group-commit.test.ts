@@ -76,6 +76,19 @@ describe('GroupCommit', () => {
     expect(sent).toEqual([['ok', 'bad', 'fine'], ['ok'], ['bad'], ['fine']]);
   });
 
+  it('fails only the item whose reply is an Error', async () => {
+    const groups = new GroupCommit(async (group: readonly number[]) => group.map((n) => (n < 0 ? new Error(`bad ${n}`) : n)), {
+      most: 10,
+      oneItemsFault: () => true,
+    });
+    const results = await Promise.allSettled([groups.add('a', 1), groups.add('a', -2), groups.add('a', 3)]);
+    expect(results).toEqual([
+      { status: 'fulfilled', value: 1 },
+      { status: 'rejected', reason: new Error('bad -2') },
+      { status: 'fulfilled', value: 3 },
+    ]);
+  });
+
   it('fails every caller when the replies do not match the group, rather than hand one another’s', async () => {
     const groups = new GroupCommit(async (group: readonly number[]) => group.slice(1), { most: 10, oneItemsFault: () => false });
     const results = await Promise.allSettled([groups.add('a', 1), groups.add('a', 2)]);

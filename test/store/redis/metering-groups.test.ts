@@ -1,6 +1,7 @@
 /**
- * SETTLE's group commit on Redis (lua/metering/settle-group.lua through RedisMetering): an account's settlements made
- * in one turn of the event loop run as one script call, each exactly as SETTLE alone would run it, in order.
+ * Group commit on Redis (lua/metering/reserve-group.lua and settle-group.lua through RedisMetering): an account's
+ * reservations, and its settlements, made in one turn of the event loop run as one script call, each exactly as the
+ * script alone would run it, in order.
  */
 import { createHash } from 'node:crypto';
 import { startMonitor, type Monitor } from '../../helpers/monitor';
@@ -14,7 +15,7 @@ import { reserveReq, settlement } from '../contract-fixtures';
 const scriptCalls = (commands: { args: string[]; lua: boolean }[], ...accounts: string[]) =>
   commands.filter((c) => !c.lua && /^evalsha$/i.test(c.args[0]) && accounts.some((a) => c.args[3]?.includes(`{${a}}`))).length;
 
-describe('redis store: settlements grouped per account and turn', () => {
+describe('redis store: reservations and settlements grouped per account and turn', () => {
   let s: StoreUnderTest;
   let monitor: Monitor;
   beforeEach(async () => {
@@ -24,6 +25,23 @@ describe('redis store: settlements grouped per account and turn', () => {
   afterEach(async () => {
     monitor.close();
     await s.close();
+  });
+
+  it('reserves one account’s requests of one turn in one script call, in order: none passes what the earlier left', async () => {
+    // The race group commit must not open: three reservations of 110 on a balance of 250, in one script.
+    const k = await keyWithTokens(s.store, 250);
+    let results: unknown[] = [];
+    const commands = await monitor.during(async () => {
+      results = await Promise.all(['r1', 'r2', 'r3'].map((id) => s.store.reserve(reserveReq(k, id))));
+    });
+    expect(scriptCalls(commands, k.accountId)).toBe(1);
+    expect(results).toEqual([
+      { kind: 'reserved', allowance: 100, amount: 110 },
+      { kind: 'reserved', allowance: 100, amount: 110 },
+      // 30 left covers the prompt and 20 of the allowance: lowered, as a reservation alone would be.
+      { kind: 'reserved', allowance: 20, amount: 30 },
+    ]);
+    expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 0, reserved: 250 });
   });
 
   it('settles one account’s requests of one turn in one script call, each charged once with its own balance', async () => {
@@ -85,6 +103,48 @@ describe('redis store: settlements grouped per account and turn', () => {
     ]);
     for (const id of [old, 'a', 'b']) expect(await s.store.settle(settlement(k, id, 1))).toEqual({ kind: 'duplicate' });
     expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 994 });
+  });
+
+  it('lets one reservation’s failing step fail that reservation only, in the same call', async () => {
+    // The bad neighbour: a key whose hash was damaged by hand (its cap is not a number) makes RESERVE's step err.
+    const a = await keyWithTokens(s.store, 1000);
+    const b = await keyWithTokens(s.store, 0, { accountId: a.accountId });
+    await s.redis!.hset(`${s.prefix}{${a.accountId}}:k:${b.id}`, 'limit', 'damaged');
+    let results: PromiseSettledResult<unknown>[] = [];
+    const commands = await monitor.during(async () => {
+      results = await Promise.allSettled([
+        s.store.reserve(reserveReq(b, 'r1')),
+        s.store.reserve(reserveReq(a, 'r2')),
+        s.store.reserve(reserveReq(a, 'r3')),
+      ]);
+    });
+    expect(scriptCalls(commands, a.accountId)).toBe(1);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect((results[0] as PromiseRejectedResult).reason.message).toMatch(/^RESERVE failed in its group: /);
+    expect(await s.store.getAccount(a.accountId)).toMatchObject({ balance: 780, reserved: 220 });
+  });
+
+  it('lets one settlement’s failing step fail that settlement only: the others are settled, not duplicates', async () => {
+    // A settled answer must reach the metrics and the host's onSettle: a group's others are never re-sent as retries.
+    const a = await keyWithTokens(s.store, 1000);
+    const b = await keyWithTokens(s.store, 0, { accountId: a.accountId });
+    for (const [k, id] of [
+      [a, 'r1'],
+      [b, 'r2'],
+      [a, 'r3'],
+    ] as const)
+      await s.store.reserve(reserveReq(k, id));
+    await s.redis!.hset(`${s.prefix}{${a.accountId}}:k:${b.id}`, 'spent', 'damaged');
+    const results = await Promise.allSettled([
+      s.store.settle(settlement(a, 'r1', 10)),
+      s.store.settle(settlement(b, 'r2', 20)),
+      s.store.settle(settlement(a, 'r3', 30)),
+    ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([
+      { kind: 'settled', balance: expect.any(Number) },
+      'rejected',
+      { kind: 'settled', balance: expect.any(Number) },
+    ]);
   });
 
   it('sends each account’s settlements of a turn in a call of its own (a script runs on one slot)', async () => {

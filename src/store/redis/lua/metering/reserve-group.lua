@@ -1,0 +1,12 @@
+-- RESERVE for a group of one account's reservations in one script (group commit: the reservations a process has
+-- ready in one turn of its event loop, one script call instead of one each). Each runs as RESERVE would alone, in
+-- order: a later one sees what the earlier ones reserved.
+-- KEYS: RESERVE's keys (reserve.lua) for each reservation in turn, all of one account. A: the reservations' inputs
+-- (reserve.lua's A), in the same order. Reply: one RESERVE reply (or {'failed', the error}) per reservation, in order.
+--#include helpers/args.lua
+--#include helpers/now-and-purge.lua
+--#include helpers/account-levels.lua
+--#include helpers/budgets.lua
+--#include metering/reserve-step.lua
+--#include helpers/group.lua
+return run_group(reserve_step)
