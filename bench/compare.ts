@@ -84,6 +84,8 @@ function startTraced(label: string, script: string, env: NodeJS.ProcessEnv, node
 
 interface Sample {
   cpuUs: number;
+  /** Mean time a request took, start to end (each connection sends its next when one ends): at 1 connection, the latency. */
+  ms: number;
   allocatedKiB: number;
   promotedKiB: number;
   gcUs: number;
@@ -96,6 +98,7 @@ async function window(t: Running, e: Endpoint): Promise<Sample> {
   const n = r.completed;
   return {
     cpuUs: ((cpuMs(t.pid) - cpu0) * 1000) / n,
+    ms: (r.elapsedMs * CONNECTIONS) / n,
     allocatedKiB: (t.gc.allocated - gc0.allocated) / 1024 / n,
     promotedKiB: (t.gc.promoted - gc0.promoted) / 1024 / n,
     gcUs: ((t.gc.pauseMs - gc0.pauseMs) * 1000) / n,
@@ -115,11 +118,11 @@ function table(kind: string, runs: Running[], samples: Sample[][]): string {
   const rows = runs.map((t, i) => {
     const ratio = spread(samples[i].map((s, round) => s.cpuUs / samples[0][round].cpuUs));
     const mean = (k: keyof Sample) => samples[i].reduce((a, s) => a + s[k], 0) / samples[i].length;
-    return `| ${t.label} | ${f(spread(samples[i].map((s) => s.cpuUs)), 0)} | ${f(ratio, 3)}× | ${mean('allocatedKiB').toFixed(1)} | ${mean('promotedKiB').toFixed(2)} | ${mean('gcUs').toFixed(0)} |`;
+    return `| ${t.label} | ${f(spread(samples[i].map((s) => s.cpuUs)), 0)} | ${f(ratio, 3)}× | ${f(spread(samples[i].map((s) => s.ms)), 2)} | ${mean('allocatedKiB').toFixed(1)} | ${mean('promotedKiB').toFixed(2)} | ${mean('gcUs').toFixed(0)} |`;
   });
   return [
-    `| ${kind}: build | CPU µs per request, median [least–most] | ÷ first build, same round | KiB allocated | KiB promoted | GC pause µs |`,
-    '|:--|--:|--:|--:|--:|--:|',
+    `| ${kind}: build | CPU µs per request, median [least–most] | ÷ first build, same round | ms a request | KiB allocated | KiB promoted | GC pause µs |`,
+    '|:--|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
 }
