@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(commandstats);
     if (stats)
       process.stdout.write(
-        `scripts in Redis: ${(Number(stats[2]) / N).toFixed(1)} µs per request (${(Number(stats[1]) / N).toFixed(2)} EVALSHA per request: RESERVE and SETTLE, or SETTLE alone)\n`,
+        `scripts in Redis: ${(Number(stats[2]) / N).toFixed(1)} µs per request (${(Number(stats[1]) / N).toFixed(2)} EVALSHA per request: RESERVE and SETTLE, or SETTLE alone, a call for each group of a turn)\n`,
       );
     // CPU time, unlike the scripts' wall time above, does not grow when the machine is loaded and Redis waits for a core.
     process.stdout.write(
