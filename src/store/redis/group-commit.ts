@@ -25,7 +25,9 @@ interface Waiting<In> {
 }
 
 export class GroupCommit<In> {
+  /** This turn's calls by group, and the map the turn before used (cleared): swapped at each flush, never made anew. */
   private pending = new Map<string, Waiting<In>[]>();
+  private spare = new Map<string, Waiting<In>[]>();
   private scheduled = false;
 
   /** `send` runs a group (one item or more, in the order they came) and replies one reply per item, in order. */
@@ -49,12 +51,14 @@ export class GroupCommit<In> {
 
   private readonly flush = (): void => {
     const groups = this.pending;
-    this.pending = new Map();
+    this.pending = this.spare;
+    this.spare = groups;
     this.scheduled = false;
     const most = this.options.most;
     for (const list of groups.values()) {
       for (let at = 0; at < list.length; at += most) this.run(list.length <= most ? list : list.slice(at, at + most));
     }
+    groups.clear();
   };
 
   private run(list: Waiting<In>[]): void {

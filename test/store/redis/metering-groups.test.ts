@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { startMonitor, type Monitor } from '../../helpers/monitor';
 import { makeStore, keyWithTokens, type StoreUnderTest } from '../../helpers/stores';
-import { reserveReq, settlement } from '../contract-fixtures';
+import { reserveReq, settlement, type Key } from '../contract-fixtures';
 
 /**
  * Script calls sent on these accounts' slots (an EVALSHA that the first run follows with EVAL, the script's text, is
@@ -26,6 +26,12 @@ describe('redis store: reservations and settlements grouped per account and turn
     monitor.close();
     await s.close();
   });
+  /** Each key's request reserved, one after another (each in a turn of its own). */
+  const reserveEach = async (pairs: readonly (readonly [Key, string])[]) => {
+    for (const [k, id] of pairs) await s.store.reserve(reserveReq(k, id));
+  };
+  /** Damages `field` of key k's hash by hand (not a number), so a step on the key errs. */
+  const damage = (k: Key, field: string) => s.redis!.hset(`${s.prefix}{${k.accountId}}:k:${k.id}`, field, 'damaged');
 
   it('reserves one account’s requests of one turn in one script call, in order: none passes what the earlier left', async () => {
     // The race group commit must not open: three reservations of 110 on a balance of 250, in one script.
@@ -105,11 +111,32 @@ describe('redis store: reservations and settlements grouped per account and turn
     expect(await s.store.getAccount(k.accountId)).toMatchObject({ balance: 994 });
   });
 
+  it('keeps the marks of earlier requests when a group’s duplicate comes before a settlement in another field', async () => {
+    // A duplicate's step reads this hour's marks and marks nothing: its read must not be the next step's.
+    const firstByte = (id: string) => createHash('sha1').update(id).digest()[0];
+    let old = 'old-0';
+    for (let n = 1; firstByte(old) !== firstByte('b'); n++) old = `old-${n}`;
+    expect(firstByte('a')).not.toBe(firstByte('b'));
+    const k = await keyWithTokens(s.store, 1000);
+    await reserveEach([
+      [k, old],
+      [k, 'a'],
+    ]);
+    await s.store.settle(settlement(k, old, 1));
+    await s.store.settle(settlement(k, 'a', 2));
+    await s.store.reserve(reserveReq(k, 'b'));
+    expect(await Promise.all([s.store.settle(settlement(k, 'a', 2)), s.store.settle(settlement(k, 'b', 3))])).toEqual([
+      { kind: 'duplicate' },
+      { kind: 'settled', balance: 994 },
+    ]);
+    for (const id of [old, 'a', 'b']) expect(await s.store.settle(settlement(k, id, 1))).toEqual({ kind: 'duplicate' });
+  });
+
   it('lets one reservation’s failing step fail that reservation only, in the same call', async () => {
     // The bad neighbour: a key whose hash was damaged by hand (its cap is not a number) makes RESERVE's step err.
     const a = await keyWithTokens(s.store, 1000);
     const b = await keyWithTokens(s.store, 0, { accountId: a.accountId });
-    await s.redis!.hset(`${s.prefix}{${a.accountId}}:k:${b.id}`, 'limit', 'damaged');
+    await damage(b, 'limit');
     let results: PromiseSettledResult<unknown>[] = [];
     const commands = await monitor.during(async () => {
       results = await Promise.allSettled([
@@ -128,13 +155,12 @@ describe('redis store: reservations and settlements grouped per account and turn
     // A settled answer must reach the metrics and the host's onSettle: a group's others are never re-sent as retries.
     const a = await keyWithTokens(s.store, 1000);
     const b = await keyWithTokens(s.store, 0, { accountId: a.accountId });
-    for (const [k, id] of [
+    await reserveEach([
       [a, 'r1'],
       [b, 'r2'],
       [a, 'r3'],
-    ] as const)
-      await s.store.reserve(reserveReq(k, id));
-    await s.redis!.hset(`${s.prefix}{${a.accountId}}:k:${b.id}`, 'spent', 'damaged');
+    ]);
+    await damage(b, 'spent');
     const results = await Promise.allSettled([
       s.store.settle(settlement(a, 'r1', 10)),
       s.store.settle(settlement(b, 'r2', 20)),
@@ -150,12 +176,11 @@ describe('redis store: reservations and settlements grouped per account and turn
   it('sends each account’s settlements of a turn in a call of its own (a script runs on one slot)', async () => {
     const a = await keyWithTokens(s.store, 1000);
     const b = await keyWithTokens(s.store, 1000);
-    for (const [k, id] of [
+    await reserveEach([
       [a, 'a1'],
       [a, 'a2'],
       [b, 'b1'],
-    ] as const)
-      await s.store.reserve(reserveReq(k, id));
+    ]);
     let results: unknown[] = [];
     const commands = await monitor.during(async () => {
       results = await Promise.all([

@@ -48,9 +48,10 @@ local function made_s(id)
   if not high or #id ~= 36 then return 0 end
   return tonumber(high .. low, 16) / 1000
 end
--- What settled_before read of this hour's field (false: nothing), for settle_mark to append to without reading it
--- again; nil when it was not read.
-local this_hour_field
+-- What settled_before read of this hour's field (false: nothing) and for which request, for that request's
+-- settle_mark to append to without reading it again; used once (the mark changes the field), and never for another
+-- request (a group of settlements runs several in one script).
+local this_hour_id, this_hour_field
 local function settled_before(id, ttl, skew)
   local field, rest = fingerprint(id)
   local before = layout_before(id)
@@ -58,7 +59,7 @@ local function settled_before(id, ttl, skew)
   local first = math.max(math.floor((now_s - ttl) / 3600), math.floor((made_s(id) - skew) / 3600))
   for h = hour, first, -1 do
     local got = redis.call('HMGET', settle_slot .. 'sh:' .. h, field, before)
-    if h == hour then this_hour_field = got[1] end
+    if h == hour then this_hour_id, this_hour_field = id, got[1] end
     if got[2] or (got[1] and holds(got[1], rest)) then return true end
   end
   return false
@@ -67,8 +68,9 @@ local function settle_mark(id, ttl)
   local field, rest = fingerprint(id)
   local hour = math.floor(now_s / 3600)
   local bucket = settle_slot .. 'sh:' .. hour
-  local was = this_hour_field
-  if was == nil then was = redis.call('HGET', bucket, field) end
+  local was
+  if this_hour_id == id then was = this_hour_field else was = redis.call('HGET', bucket, field) end
+  this_hour_id = nil
   redis.call('HSET', bucket, field, (was or '') .. rest)
   -- A new bucket's first mark is a new field: the expiry is set once per field, not per request.
   if not was then redis.call('EXPIREAT', bucket, (hour + 1) * 3600 + ttl) end

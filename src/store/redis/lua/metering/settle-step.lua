@@ -1,7 +1,6 @@
 -- One settlement (SETTLE's whole step: settle.lua), as a function of its keys and input, so that a group of them runs
 -- in one script (settle-group.lua). KEYS and A as settle.lua says; the reply as its reply.
 local function settle_step(KEYS, A)
-  this_hour_field = nil -- settled-marks' read of this hour, for this settlement only
   local ttl = A.ttl
   -- A request that still holds its reservation was never settled: every SETTLE drops it in this same step (and RESERVE
   -- is never sent again once a request settled). Only one without it (a retry, a journal replay, a lease run out) looks
