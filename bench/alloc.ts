@@ -5,7 +5,9 @@
  * and the bare passthrough are measured, a fixed number of requests each, between two forced full GCs; revisions given
  * as arguments (`npm run bench:alloc -- b9cbe75`) are built (earlier-build.ts) and measured beside them.
  * `npm run bench:alloc -- --profile [json|stream|responses]` instead samples where today's tokenmeter allocates over the window
- * (gc-on-signal.ts), writes the profile to bench/results/profiles/ and prints bytes per request by function.
+ * (gc-on-signal.ts), writes the profile to bench/results/profiles/ and prints bytes per request by function;
+ * `--survivors` in place of `--profile` samples only what outlived a scavenge (was promoted, or was still alive at the
+ * end): what the young generation's GC pauses copy, where `--profile` shows what they sweep.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -86,10 +88,10 @@ async function perRequest(t: Traced, e: Endpoint, connections = CONNECTIONS): Pr
 }
 
 /** Where today's tokenmeter allocates per JSON request (or stream): a sampling heap profile over the measured window. */
-async function profileAllocations(kind: string): Promise<void> {
+async function profileAllocations(kind: string, survivors: boolean): Promise<void> {
   const dir = join(__dirname, 'results', 'profiles');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `alloc-${kind}.heapprofile`);
+  const file = join(dir, `alloc-${kind}${survivors ? '-survivors' : ''}.heapprofile`);
   rmSync(file, { force: true });
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const redisPort = await freePort();
@@ -98,6 +100,7 @@ async function profileAllocations(kind: string): Promise<void> {
     UPSTREAM_URL: `http://127.0.0.1:${upstream.ready.port}/v1`,
     REDIS_URL: `redis://127.0.0.1:${redisPort}`,
     BENCH_ALLOC_PROFILE: file,
+    ...(survivors ? { BENCH_ALLOC_SURVIVORS: '1' } : {}),
   };
   const t = await startTraced('tokenmeter (Redis)', serverProcess('tokenmeter', 'tokenmeter-server', env, ['--trace-gc-nvp']));
   try {
@@ -122,7 +125,8 @@ async function profileAllocations(kind: string): Promise<void> {
 
 async function main(): Promise<void> {
   compileServers();
-  if (process.argv[2] === '--profile') return profileAllocations(process.argv[3] ?? 'json');
+  const profile = process.argv[2];
+  if (profile === '--profile' || profile === '--survivors') return profileAllocations(process.argv[3] ?? 'json', profile === '--survivors');
   const upstream = await startProcess(serverProcess('mock upstream', 'mock-upstream', {}));
   const redisPort = await freePort();
   const redis = await startProcess(redisProcess(redisPort));

@@ -3,7 +3,8 @@
  * With BENCH_MEMORY_FILE set, it then writes where the memory is (process.memoryUsage(), in bytes) to that file, so
  * the memory probe (bench/rss.ts) can tell the JS heap from what lives outside it. With BENCH_ALLOC_PROFILE set, the
  * first SIGUSR2 starts V8's sampling heap profiler (counting what the scavenger collects too: every allocation, not
- * only what survives) and the second writes its profile to that file (`npm run bench:alloc -- --profile`).
+ * only what survives; with BENCH_ALLOC_SURVIVORS=1 only what outlives a scavenge) and the second writes its profile to
+ * that file (`npm run bench:alloc -- --profile`, `--survivors`).
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -17,7 +18,8 @@ function sampleAllocations(): void {
   if (session === undefined) {
     session = new Session();
     session.connect();
-    const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+    const everything = process.env.BENCH_ALLOC_SURVIVORS !== '1';
+    const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: everything };
     session.post('HeapProfiler.startSampling', options);
     return;
   }
