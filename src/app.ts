@@ -1,8 +1,13 @@
-/** The standalone server's Express app: tokenmeter's routers at their usual paths, a 404 and an error handler. */
-import express, { type Express, type RequestHandler } from 'express';
+/**
+ * The standalone server's request listener: tokenmeter's routers at their usual paths in an Express app, a 404 and an
+ * error handler, with the metered routes dispatched ahead of Express's router (http/direct-routes.ts).
+ */
+import type { RequestListener } from 'node:http';
+import express, { type RequestHandler } from 'express';
 import { favicon } from './console/favicon';
 import { securityHeaders } from './console/security-headers';
 import { bodyTimeout } from './http/body-timeout';
+import { directRoutes } from './http/direct-routes';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
 import type { Logger } from './observability/logger';
@@ -22,7 +27,7 @@ export interface AppOptions {
 }
 
 /** Takes a Tokenmeter over any store: beside a serving store its admin, console and webhooks routers pass requests on. */
-export function createApp(meter: Tokenmeter<ServingStore>, options: AppOptions): Express {
+export function createApp(meter: Tokenmeter<ServingStore>, options: AppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -54,6 +59,7 @@ export function createApp(meter: Tokenmeter<ServingStore>, options: AppOptions):
   app.use((req, res) => {
     sendError(res, apiError('not_found', `Unknown route: ${req.method} ${req.path}`));
   });
-  app.use(errorHandler(options.logger));
-  return app;
+  const onError = errorHandler(options.logger);
+  app.use(onError);
+  return directRoutes(app, { mount: '/v1', routes: meter.meteredRoutes, onError });
 }

@@ -14,7 +14,7 @@ import { createLogger, type Logger } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { Pools } from './upstreams/pools';
 import { stripeSettings } from './products/stripe-checkout';
-import type { MeterDeps } from './routers';
+import type { MeterDeps } from './meter-deps';
 import { createStores, type Stores } from './store/create-store';
 import { instrumentStore, storeTimer, timedModelLimits } from './store/instrumented-store';
 import { MemoryCommerceStore } from './store/memory/memory-commerce-store';

@@ -13,81 +13,16 @@ import { consoleApi } from './console-api/console-api';
 import { signedInAccount } from './console-api/session-auth';
 import { Sessions } from './accounts/sessions';
 import { stripeClient, stripeSettings } from './products/stripe-checkout';
-import type { CommerceStore } from './store/ports/commerce-store';
-import type { WebhookStore } from './store/ports/webhook-store';
-import type { SessionStore } from './store/ports/session-store';
-import type { ResponseOwners } from './store/ports/response-owners';
-import type { Catalog } from './catalog/models';
-import type { Authenticate } from './config/option-types';
-import type { MeterConfig } from './config/options';
-import { bearerAuth } from './http/auth';
 import { bodyTimeout } from './http/body-timeout';
-import { liveCredential } from './http/live-credential';
 import { errorHandler } from './http/error-handler';
-import { apiError, sendError } from './http/errors';
-import { hostAuth } from './http/host-auth';
-import { upstreamHeaders } from './http/http-headers';
-import { jsonBody } from './http/json-body';
 import { storeGuard, type StoreGuard } from './http/store-guard';
-import type { Meter } from './metering/metering';
-import type { Logger } from './observability/logger';
-import type { Metrics } from './observability/metrics';
 import { metricsHandler } from './observability/metrics-endpoint';
 import { healthRouter } from './observability/health-routes';
 import { requestLog } from './observability/request-log';
-import { ENDPOINT_PATHS, type EndpointName } from './catalog/endpoints';
-import { chatEndpoint } from './proxy/endpoints/chat';
-import { completionsEndpoint } from './proxy/endpoints/completions';
-import { embeddingsEndpoint } from './proxy/endpoints/embeddings';
-import { responsesEndpoint } from './proxy/endpoints/responses';
-import { rerankEndpoint, scoreEndpoint } from './proxy/endpoints/rerank';
-import { mountMessages } from './proxy/routes/messages-routes';
-import { storedResponses } from './proxy/routes/stored-responses';
-import type { AnyEndpoint } from './proxy/pipeline/endpoint';
-import { meteredRoute } from './proxy/pipeline/metered-route';
-import { modelsApi } from './proxy/routes/models-api';
-import type { Pools } from './upstreams/pools';
-import type { TokenCounter } from './metering/prompt-counter';
-import { isWholeStore, type ServingStore, type Store } from './store/ports/store';
-import type { LedgerStatus } from './ledger-archive/ledger-status';
+import { isWholeStore, type Store } from './store/ports/store';
 import { stripeWebhook } from './payments/stripe-webhook';
-
-/** The services the routers share: built once, passed in. */
-export interface MeterDeps {
-  config: MeterConfig;
-  /**
-   * A whole Store, or a host's ServingStore (metering and key lookup alone): beside that, the admin API, the console
-   * and the webhooks, which manage accounts, keys and money, pass every request on.
-   */
-  store: ServingStore;
-  /** The console's sessions and failed-login windows. */
-  sessions: SessionStore;
-  /** The product center's products and redemption codes. */
-  commerce: CommerceStore;
-  /** Which account owns each stored response (the Responses API). */
-  responses: ResponseOwners;
-  /** Webhook endpoints and their deliveries (the operator's routes; delivery is the worker's). */
-  webhookStore: WebhookStore;
-  /** The current catalog; a function so the models file can be reloaded. */
-  catalog: () => Catalog;
-  meter: Meter;
-  /** Counts long prompts off the event loop (closed with the app). */
-  counter: TokenCounter;
-  /** The upstream pools: balanced, health-checked, retried and failed over (src/upstreams/). */
-  pools: Pools;
-  logger: Logger;
-  metrics: Metrics;
-  /** Reloads the models file (the admin reload route); resolves to the number of models. */
-  reloadModels?: () => Promise<number>;
-  /** Set `draining` on shutdown: /readyz turns 503 and new completions are refused. */
-  lifecycle: { draining: boolean };
-  /** The built browser console (index.html and assets/); unset or missing: its pages say it is not built. */
-  webDir?: string;
-  /** The host's authentication instead of tokenmeter's bearer keys. */
-  authenticate?: Authenticate;
-  /** The ledger archive's state (GET /admin/ledger); unset: the route answers as without an archive. */
-  ledgerStatus?: () => Promise<LedgerStatus>;
-}
+import type { MeterDeps } from './meter-deps';
+import { openaiRouter } from './openai-router';
 
 export interface Routers {
   /**
@@ -96,6 +31,11 @@ export interface Routers {
    * should be (`/v1`).
    */
   openai: Router;
+  /**
+   * `openai`'s metered routes (`POST /chat/completions` …) by their path under it: the very handlers its router runs,
+   * for a dispatch ahead of Express's router (createApp's, http/direct-routes.ts).
+   */
+  meteredRoutes: ReadonlyMap<string, RequestHandler>;
   /**
    * The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`
    * (and beside a serving store, as `console` and `webhooks` do).
@@ -122,8 +62,10 @@ export function createRouters(deps: MeterDeps): Routers {
   const operator = whole && operatorRouter(deps, whole, guard);
   const settings = stripeSettings(deps.config);
   const stripe = settings ? stripeClient(settings) : undefined;
+  const openai = openaiRouter(deps, whole, guard);
   return {
-    openai: openaiRouter(deps, whole, guard),
+    openai: openai.router,
+    meteredRoutes: openai.metered,
     admin: operator ? adminRouter(deps, operator) : Router(),
     console: whole && operator ? consoleRouter(deps, { store: whole, guard, operator, stripe }) : Router(),
     webhooks: whole ? webhooksRouter(deps, whole, guard, stripe, settings?.webhookSecret) : Router(),
@@ -131,76 +73,6 @@ export function createRouters(deps: MeterDeps): Routers {
     metrics: metricsHandler(deps.metrics),
     registry: deps.metrics.registry,
   };
-}
-
-function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGuard): Router {
-  const { config, store, logger, lifecycle } = deps;
-  const router = Router();
-  const log = (completions: boolean, endpoint?: EndpointName) =>
-    requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions, endpoint });
-  const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
-  const deadline = bodyTimeout(config.bodyTimeoutSeconds * 1000);
-  const refuseWhileDraining: RequestHandler = (_req, res, next) => {
-    if (!lifecycle.draining) return next();
-    res.setHeader('connection', 'close');
-    sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));
-  };
-
-  const headersUpstream = upstreamHeaders(config.upstreamForwardHeaders);
-  const routeOptions = {
-    catalog: deps.catalog,
-    meter: deps.meter,
-    counter: deps.counter,
-    pools: deps.pools,
-    upstreamHeaders: headersUpstream,
-    logger,
-    metrics: deps.metrics,
-    upstreamResponseLimit: config.upstreamResponseLimit,
-    shuttingDown: () => lifecycle.draining,
-  };
-  // The chat route first: it is the hot path, and every layer before it is tried on every request.
-  const endpoints: AnyEndpoint[] = [chatEndpoint, completionsEndpoint, embeddingsEndpoint, responsesEndpoint(deps.responses, logger)];
-  endpoints.push(rerankEndpoint, scoreEndpoint);
-  for (const endpoint of endpoints) {
-    const path = ENDPOINT_PATHS[endpoint.name];
-    router.post(
-      path,
-      log(true, endpoint.name),
-      deadline,
-      refuseWhileDraining,
-      authenticate,
-      jsonBody(config.bodyLimit),
-      meteredRoute(endpoint, routeOptions),
-    );
-    router.all(path, (_req, res) => {
-      sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
-    });
-  }
-  // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
-  const live = liveCredential({ keys: store, accounts: whole, guard });
-  mountMessages(router, {
-    before: (metered) => [log(metered, metered ? 'messages' : undefined), deadline, refuseWhileDraining],
-    hostAuth: deps.authenticate && authenticate,
-    live,
-    body: jsonBody(config.bodyLimit),
-    store,
-    logger,
-    forward: config.upstreamForwardHeaders ?? [],
-    route: routeOptions,
-  });
-  // The Responses API's stored state: the account's own responses only.
-  const stored = storedResponses({
-    catalog: deps.catalog,
-    owners: deps.responses,
-    pools: deps.pools,
-    upstreamHeaders: headersUpstream,
-    logger,
-    responseLimit: config.upstreamResponseLimit,
-  });
-  router.use('/responses', log(false), deadline, refuseWhileDraining, authenticate, live, stored);
-  router.use('/models', log(false), deadline, authenticate, live, modelsApi({ catalog: deps.catalog }));
-  router.use(errorHandler(logger));
-  return router;
 }
 
 /**

@@ -3,7 +3,7 @@
  * gracefully; with WORKERS > 1, a cluster primary that runs that many such servers on one port.
  */
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApp } from './app';
 import { groupMetricsInWorker } from './cluster/group-metrics';
 import { runPrimary } from './cluster/primary';
@@ -60,7 +60,7 @@ async function startWith(config: Config, env: NodeJS.ProcessEnv): Promise<Runnin
     trustProxy: config.trustProxy,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
   });
-  const server = app.listen(config.port, config.host);
+  const server = createServer(app).listen(config.port, config.host);
   // Requests Node's parser refuses (431, 400, 408) get the OpenAI error body too.
   server.on('clientError', clientErrorHandler(logger));
   await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,8 @@
  */
 import type { ServingStoreOptions, TokenmeterOptions } from './config/option-types';
 import { meterConfig, type MeterConfig, type MeterParts } from './config/options';
-import { createRouters, type MeterDeps, type Routers } from './routers';
+import type { MeterDeps } from './meter-deps';
+import { createRouters, type Routers } from './routers';
 import type { ServingStore, Store } from './store/ports/store';
 import { buildServices, type ServiceOverrides } from './build-services';
 import { settleAtClose } from './metering/settle-at-close';

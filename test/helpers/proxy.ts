@@ -1,6 +1,6 @@
 /** Builds and runs a tokenmeter app on a free port, with a test upstream and a real store, as tests need it. */
 import { eventually } from './eventually';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -115,7 +115,7 @@ export async function startProxy(options: {
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
   });
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
