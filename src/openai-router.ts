@@ -82,7 +82,7 @@ export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: S
   }
   // The routes that reserve nothing check the credential as the reserve step does: a live key of an active account.
   const live = liveCredential({ keys: store, accounts: whole, guard });
-  mountMessages(router, {
+  const messages = mountMessages(router, {
     before: (metered) => [log(metered, metered ? 'messages' : undefined), deadline, refuseWhileDraining],
     hostAuth: deps.authenticate && authenticate,
     live,
@@ -92,6 +92,7 @@ export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: S
     forward: config.upstreamForwardHeaders ?? [],
     route: routeOptions,
   });
+  metered.set(messages.path, messages.route);
   // The Responses API's stored state: the account's own responses only.
   const stored = storedResponses({
     catalog: deps.catalog,

@@ -7,6 +7,7 @@ import type { RequestHandler, Router } from 'express';
 import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import { bearerAuth } from '../../http/auth';
 import { answerErrorsAs, apiError, sendError } from '../../http/errors';
+import { handlerChain } from '../../http/handler-chain';
 import { upstreamHeaders } from '../../http/http-headers';
 import { requestApiKey } from '../../http/keys';
 import type { Logger } from '../../observability/logger';
@@ -35,7 +36,8 @@ const anthropicErrors: RequestHandler = (_req, res, next) => {
   next();
 };
 
-export function mountMessages(router: Router, parts: MessagesRouteParts): void {
+/** Mounts the routes on `router`; returns the metered one (one handler chain) and its path. */
+export function mountMessages(router: Router, parts: MessagesRouteParts): { path: string; route: RequestHandler } {
   const { store, logger, route } = parts;
   const passKeyAs = '"x-api-key: sk-..." (or "Authorization: Bearer sk-...")';
   const auth = parts.hostAuth ?? bearerAuth({ store, logger, credential: requestApiKey, passKeyAs });
@@ -44,8 +46,10 @@ export function mountMessages(router: Router, parts: MessagesRouteParts): void {
   const count = countTokens({ ...route, upstreamHeaders: headers, responseLimit: route.upstreamResponseLimit });
   router.post(`${path}/count_tokens`, anthropicErrors, ...parts.before(false), auth, parts.live, parts.body, count);
   const metered = meteredRoute(messagesEndpoint, { ...route, upstreamHeaders: headers });
-  router.post(path, anthropicErrors, ...parts.before(true), auth, parts.body, metered);
+  const chain = handlerChain([anthropicErrors, ...parts.before(true), auth, parts.body, metered]);
+  router.post(path, chain);
   router.all([path, `${path}/count_tokens`], anthropicErrors, (req, res) => {
     sendError(res, apiError('method_not_allowed', `Use POST for /v1${req.path}.`), { allow: 'POST' });
   });
+  return { path, route: chain };
 }
