@@ -1,15 +1,18 @@
 /**
- * The metered routes dispatched ahead of Express's router: a `POST` to one of their exact paths (no query string)
- * runs its handler at once, on the request and response Express would have handed it (Express's prototypes,
- * `res.locals`, and the mount's `baseUrl` and `url`); anything else goes to the app as before. Express's router makes
- * each request two dispatchers' closures (the app's and the mounted router's), which live as long as the request and
- * are promoted under load: docs/performance.md has what skipping them saves.
+ * The metered routes dispatched ahead of Express: a `POST` to one of their exact paths (no query string) runs its
+ * handler at once on node's own request and response; anything else goes to the Express app, where the same routes
+ * are mounted. Express made each request two dispatchers' closures (the app's and the mounted router's) that live as
+ * long as the request, and gave its request and response Express's prototypes (`Object.setPrototypeOf`, which costs
+ * V8 a fresh hidden class per object): docs/performance.md has what skipping both saves.
+ *
+ * So a metered route's handlers use node's API, not Express's methods (`res.status`, `req.get`: absent here, and the
+ * whole proxy suite runs every metered route on this path). They get what they read of Express's routing: the
+ * `res.locals` the request context lives in, `req.originalUrl`, and `req.ips` (the client's address chain as the
+ * app's `trust proxy` accepts it, for X-Forwarded-For).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
-
-/** What Express sets on a request it routes, beyond node's own fields. */
-type Routed = Request & { originalUrl: string; baseUrl: string };
+import proxyaddr from 'proxy-addr';
 
 export interface DirectRoutes {
   /** Where the routes are mounted in the app: `/v1`. */
@@ -20,26 +23,28 @@ export interface DirectRoutes {
   onError: ErrorRequestHandler;
 }
 
+/** What a route's handlers read that Express's routing sets. */
+type Routed = IncomingMessage & { originalUrl: string; ips: string[] };
+
 export function directRoutes(app: Express, { mount, routes, onError }: DirectRoutes): RequestListener {
+  // Express's own compiled `trust proxy` (app.set compiles it; createApp sets it before any request).
+  const trusted = () => app.get('trust proxy fn') as (addr: string, i: number) => boolean;
   return function dispatch(incoming: IncomingMessage, outgoing: ServerResponse): void {
     const url = incoming.url ?? '';
     const route = incoming.method === 'POST' && url.startsWith(mount) ? routes.get(url.slice(mount.length)) : undefined;
     if (route === undefined) return void app(incoming, outgoing);
-    // What Express's app.handle and its router set up for a handler (x-powered-by is off in createApp).
-    Object.setPrototypeOf(incoming, app.request);
-    Object.setPrototypeOf(outgoing, app.response);
-    const req = incoming as Routed;
-    const res = outgoing as Response;
-    req.res = res;
-    res.req = req;
-    res.locals = Object.create(null) as Response['locals'];
-    req.originalUrl = url;
-    req.baseUrl = mount;
-    req.url = url.slice(mount.length);
-    req.params = {};
+    const routed = incoming as Routed;
+    routed.originalUrl = url;
+    // Express's `req.ips`, as its getter makes it: the trusted addresses, the farthest first, without the socket's.
+    const ips = proxyaddr.all(incoming, trusted());
+    ips.reverse().pop();
+    routed.ips = ips;
+    (outgoing as ServerResponse & { locals: Response['locals'] }).locals = Object.create(null) as Response['locals'];
+    const req = routed as unknown as Request;
+    const res = outgoing as unknown as Response;
     route(req, res, (err?: unknown) => {
       // No route here passes its request on: one that did gets the internal error (and a log line), not a hang.
-      onError(err ?? new Error(`${mount}${req.url} passed its request on`), req, res, () => res.destroy());
+      onError(err ?? new Error(`${url} passed its request on`), req, res, () => res.destroy());
     });
   };
 }

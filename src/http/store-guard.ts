@@ -15,7 +15,7 @@ export function storeGuard(logger: Logger): StoreGuard {
       try {
         await handler(req, res, next);
       } catch (err) {
-        logger.error({ err: (err as Error).message, route: `${req.baseUrl}${req.path}` }, 'request failed on the store');
+        logger.error({ err: (err as Error).message, route: req.originalUrl.split('?')[0] }, 'request failed on the store');
         sendError(res, err instanceof PartOutage ? err.error : STORE_UNAVAILABLE);
       }
     };

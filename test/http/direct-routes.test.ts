@@ -1,30 +1,30 @@
 /**
- * The metered routes' dispatch ahead of Express's router: an exact POST path runs its route with the request and
- * response Express would have given it, without the app's other layers; every other request (a query string, another
- * method, another path) goes through the app as before, and a route's error is answered by the error handler.
+ * The metered routes' dispatch ahead of Express: an exact POST path runs its route on node's request and response,
+ * with what the routes read of Express's routing (`res.locals`, `req.originalUrl`, `req.ips` by the app's trust
+ * proxy) and without the app's other layers; every other request (a query string, another method, another path) goes
+ * through the app as before, and a route's error is answered by the error handler.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { directRoutes } from '../../src/http/direct-routes';
 
-/** What a route saw of its request: the fields Express sets, and whether Express's methods are there. */
+/** What a route saw of its request (answered with node's API, as a metered route's handlers answer). */
 const describeRequest: RequestHandler = (req, res) => {
-  res.status(201).json({
-    url: req.url,
-    baseUrl: req.baseUrl,
+  const body = JSON.stringify({
     originalUrl: req.originalUrl,
-    params: req.params,
-    locals: Object.keys(res.locals).length,
-    express: typeof req.get === 'function' && req.app !== undefined,
+    ips: req.ips,
+    locals: typeof res.locals === 'object' ? Object.keys(res.locals).length : 'none',
+    express: typeof req.get === 'function',
     throughApp: res.getHeader('x-through-app') ?? null,
   });
+  res.writeHead(201, { 'content-type': 'application/json' }).end(body);
 };
 const failing: RequestHandler = (_req, _res, next) => next(new Error('upstream exploded'));
 const passing: RequestHandler = (_req, _res, next) => next();
 
 const onError: ErrorRequestHandler = (err: Error, _req, res, _next) => {
-  res.status(500).json({ error: err.message });
+  res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message }));
 };
 
 let server: Server;
@@ -37,6 +37,8 @@ beforeAll(async () => {
     ['/pass', passing],
   ]);
   const app = express();
+  // The proxy in front of us (loopback) is trusted: X-Forwarded-For's last hop counts as the client's address.
+  app.set('trust proxy', 'loopback');
   // An app-level layer before the mount: Express's routing runs it; the direct dispatch does not.
   app.use((_req, res, next) => {
     res.setHeader('x-through-app', 'yes');
@@ -54,24 +56,30 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('directRoutes', () => {
-  it("runs an exact POST path's route at once, with Express's request and response and the mount's urls", async () => {
-    const res = await fetch(`${base}/v1/describe`, { method: 'POST' });
+  const forwarded = { 'x-forwarded-for': '203.0.113.9, 127.0.0.1' };
+
+  it("runs an exact POST path's route at once on node's request and response, without the app's layers", async () => {
+    const res = await fetch(`${base}/v1/describe`, { method: 'POST', headers: forwarded });
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual({
-      url: '/describe',
-      baseUrl: '/v1',
       originalUrl: '/v1/describe',
-      params: {},
+      ips: ['203.0.113.9', '127.0.0.1'],
       locals: 0,
-      express: true,
+      express: false,
       throughApp: null,
     });
   });
 
-  it('leaves a request with a query string to Express, which routes it to the same route', async () => {
-    const res = await fetch(`${base}/v1/describe?x=1`, { method: 'POST' });
+  it('leaves a request with a query string to Express, which gives the same route the same ips', async () => {
+    const res = await fetch(`${base}/v1/describe?x=1`, { method: 'POST', headers: forwarded });
     expect(res.status).toBe(201);
-    expect(await res.json()).toMatchObject({ url: '/describe?x=1', baseUrl: '/v1', originalUrl: '/v1/describe?x=1', throughApp: 'yes' });
+    expect(await res.json()).toEqual({
+      originalUrl: '/v1/describe?x=1',
+      ips: ['203.0.113.9', '127.0.0.1'],
+      locals: 0,
+      express: true,
+      throughApp: 'yes',
+    });
   });
 
   it('leaves other methods and paths to Express', async () => {
