@@ -1,4 +1,4 @@
-/** The services tokenmeter's routers share: built once (build-services.ts), passed in. */
+/** The one shape of what the routers are built from: build-services.ts makes it, the routers read it. */
 import type { Authenticate } from './config/option-types';
 import type { MeterConfig } from './config/options';
 import type { Catalog } from './catalog/models';

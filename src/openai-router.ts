@@ -31,7 +31,7 @@ import type { Store } from './store/ports/store';
 
 export interface OpenaiRouter {
   router: Router;
-  /** The metered routes by their path under the router (`/chat/completions`). */
+  /** The metered routes by their path under the router (`/chat/completions`); none when the host authenticates. */
   metered: ReadonlyMap<string, RequestHandler>;
 }
 
@@ -39,6 +39,8 @@ export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: S
   const { config, store, logger, lifecycle } = deps;
   const router = Router();
   const metered = new Map<string, RequestHandler>();
+  // Dispatched without Express, a route's handlers get node's request: a host's own authenticate gets Express's, always.
+  const handOut = deps.authenticate === undefined;
   const log = (completions: boolean, endpoint?: EndpointName) =>
     requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions, endpoint });
   const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
@@ -74,7 +76,7 @@ export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: S
       jsonBody(config.bodyLimit),
       meteredRoute(endpoint, routeOptions),
     ]);
-    metered.set(path, route);
+    if (handOut) metered.set(path, route);
     router.post(path, route);
     router.all(path, (_req, res) => {
       sendError(res, apiError('method_not_allowed', `Use POST for /v1${path}.`), { allow: 'POST' });
@@ -92,7 +94,7 @@ export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: S
     forward: config.upstreamForwardHeaders ?? [],
     route: routeOptions,
   });
-  metered.set(messages.path, messages.route);
+  if (handOut) metered.set(messages.path, messages.route);
   // The Responses API's stored state: the account's own responses only.
   const stored = storedResponses({
     catalog: deps.catalog,

@@ -33,7 +33,8 @@ export interface Routers {
   openai: Router;
   /**
    * `openai`'s metered routes (`POST /chat/completions` …) by their path under it: the very handlers its router runs,
-   * for a dispatch ahead of Express's router (createApp's, http/direct-routes.ts).
+   * for a dispatch ahead of Express's router (createApp's, http/direct-routes.ts); none with a host's `authenticate`,
+   * which is always handed Express's request.
    */
   meteredRoutes: ReadonlyMap<string, RequestHandler>;
   /**

@@ -172,6 +172,11 @@ describe('tokenmeter mounted in a host app', () => {
     return rest;
   };
 
+  it("hands out no routes to dispatch without Express when the host authenticates: its authenticate always gets Express's request", () => {
+    expect(meterA.meteredRoutes.size).toBe(0);
+    expect([...meterB.meteredRoutes.keys()]).toEqual(expect.arrayContaining(['/chat/completions', '/messages']));
+  });
+
   it('serves a JSON completion, metered exactly as the standalone server, the body reaching the upstream byte-correct', async () => {
     const user = await signedInUser(10_000);
     const completion = await user.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] });
