@@ -3,13 +3,13 @@
  * deadline, drain, authenticate, body, the metered pipeline), also handed out by path for a dispatch ahead of
  * Express's router; the Anthropic Messages routes; the stored responses; the model list.
  */
-import { Router, type RequestHandler } from 'express';
+import { Router } from 'express';
 import { ENDPOINT_PATHS, type EndpointName } from './catalog/endpoints';
 import { bearerAuth } from './http/auth';
 import { bodyTimeout } from './http/body-timeout';
 import { errorHandler } from './http/error-handler';
 import { apiError, sendError } from './http/errors';
-import { handlerChain } from './http/handler-chain';
+import { handlerChain, type RoutedHandler } from './http/handler-chain';
 import { hostAuth } from './http/host-auth';
 import { upstreamHeaders } from './http/http-headers';
 import { jsonBody } from './http/json-body';
@@ -32,20 +32,20 @@ import type { Store } from './store/ports/store';
 export interface OpenaiRouter {
   router: Router;
   /** The metered routes by their path under the router (`/chat/completions`); none when the host authenticates. */
-  metered: ReadonlyMap<string, RequestHandler>;
+  metered: ReadonlyMap<string, RoutedHandler>;
 }
 
 export function openaiRouter(deps: MeterDeps, whole: Store | undefined, guard: StoreGuard): OpenaiRouter {
   const { config, store, logger, lifecycle } = deps;
   const router = Router();
-  const metered = new Map<string, RequestHandler>();
+  const metered = new Map<string, RoutedHandler>();
   // Dispatched without Express, a route's handlers get node's request: a host's own authenticate gets Express's, always.
   const handOut = deps.authenticate === undefined;
   const log = (completions: boolean, endpoint?: EndpointName) =>
     requestLog({ logger, metrics: deps.metrics, logPayloads: config.logPayloads, completions, endpoint });
   const authenticate = deps.authenticate ? hostAuth(deps.authenticate, logger) : bearerAuth({ store, logger });
   const deadline = bodyTimeout(config.bodyTimeoutSeconds * 1000);
-  const refuseWhileDraining: RequestHandler = (_req, res, next) => {
+  const refuseWhileDraining: RoutedHandler = (_req, res, next) => {
     if (!lifecycle.draining) return next();
     res.setHeader('connection', 'close');
     sendError(res, apiError('shutting_down', 'This instance is shutting down; retry on another.'));

@@ -23,6 +23,7 @@ import { isWholeStore, type Store } from './store/ports/store';
 import { stripeWebhook } from './payments/stripe-webhook';
 import type { MeterDeps } from './meter-deps';
 import { openaiRouter } from './openai-router';
+import type { RoutedHandler } from './http/handler-chain';
 
 export interface Routers {
   /**
@@ -36,7 +37,7 @@ export interface Routers {
    * for a dispatch ahead of Express's router (createApp's, http/direct-routes.ts); none with a host's `authenticate`,
    * which is always handed Express's request.
    */
-  meteredRoutes: ReadonlyMap<string, RequestHandler>;
+  meteredRoutes: ReadonlyMap<string, RoutedHandler>;
   /**
    * The admin API (accounts, keys, packages, products, codes, usage); passes every request on without `adminToken`
    * (and beside a serving store, as `console` and `webhooks` do).

@@ -1,5 +1,7 @@
 /** Bearer-key authentication: the secret is hashed at once and only the hash is looked up. */
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction } from 'express';
+import type { RoutedRequest, RoutedResponse } from './handler-chain';
 import { apiError, sendError, STORE_UNAVAILABLE } from './errors';
 import { hashKey, isWellFormedKey, requestBearerToken } from './keys';
 import { authenticated } from './request-context';
@@ -16,7 +18,7 @@ export interface AuthOptions {
    */
   cacheSize?: number;
   /** Where a request's key is read. Default: `Authorization: Bearer` (requestBearerToken). */
-  credential?: (req: Request) => string | undefined;
+  credential?: (req: IncomingMessage) => string | undefined;
   /** How the 401 tells a client to pass its key (the headers `credential` reads). Default: `"Authorization: Bearer sk-..."`. */
   passKeyAs?: string;
 }
@@ -31,7 +33,7 @@ export function bearerAuth(options: AuthOptions) {
   const credential = options.credential ?? requestBearerToken;
   const invalid = apiError('invalid_api_key', `Incorrect API key provided. Pass a valid key as ${options.passKeyAs ?? BEARER}.`);
 
-  return async function authenticate(req: Request, res: Response, next: NextFunction): Promise<void> {
+  return async function authenticate(req: RoutedRequest, res: RoutedResponse, next: NextFunction): Promise<void> {
     const secret = credential(req);
     if (secret === undefined || !isWellFormedKey(secret)) return sendError(res, invalid);
     const hash = hashKey(secret);

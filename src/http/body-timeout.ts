@@ -4,7 +4,8 @@
  * A timer per request rather than Node's server.requestTimeout, so it holds where the routers are mounted in a host's
  * app too; each request is timed once, by whichever router (or the standalone app) sees it first.
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction } from 'express';
+import type { RoutedRequest, RoutedResponse } from './handler-chain';
 import { apiError, sendError } from './errors';
 
 const TIMED = Symbol('tokenmeter.bodyTimeout');
@@ -12,8 +13,8 @@ const TIMED = Symbol('tokenmeter.bodyTimeout');
 export function bodyTimeout(ms: number) {
   const seconds = Math.round(ms / 100) / 10;
   const TIMEOUT = apiError('request_timeout', `The request body was not received within ${seconds} s.`);
-  return function bodyDeadline(req: Request, res: Response, next: NextFunction): void {
-    const marked = req as Request & { [TIMED]?: true };
+  return function bodyDeadline(req: RoutedRequest, res: RoutedResponse, next: NextFunction): void {
+    const marked = req as RoutedRequest & { [TIMED]?: true };
     if (req.complete || marked[TIMED]) return next();
     marked[TIMED] = true;
     const timer = setTimeout(() => {

@@ -5,26 +5,24 @@
  * long as the request, and gave its request and response Express's prototypes (`Object.setPrototypeOf`, which costs
  * V8 a fresh hidden class per object): docs/performance.md has what skipping both saves.
  *
- * So a metered route's handlers use node's API, not Express's methods (`res.status`, `req.get`: absent here, and the
- * whole proxy suite runs every metered route on this path). They get what they read of Express's routing: the
- * `res.locals` the request context lives in, `req.originalUrl`, and `req.ips` (the client's address chain as the
- * app's `trust proxy` accepts it, for X-Forwarded-For).
+ * The routes' handlers are typed on node's objects (handler-chain.ts): they get here what they read of Express's
+ * routing, the `res.locals` the request context lives in, `req.originalUrl`, and `req.ips` (the client's address
+ * chain as the app's `trust proxy` accepts it, for X-Forwarded-For).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import type { Express } from 'express';
 import proxyaddr from 'proxy-addr';
+import type { RouteErrorHandler } from './error-handler';
+import type { RoutedHandler, RoutedRequest, RoutedResponse } from './handler-chain';
 
 export interface DirectRoutes {
   /** Where the routes are mounted in the app: `/v1`. */
   mount: string;
   /** The routes by their path under the mount (`/chat/completions`); each answers, or passes an error on. */
-  routes: ReadonlyMap<string, RequestHandler>;
+  routes: ReadonlyMap<string, RoutedHandler>;
   /** Answers a route's error, as the router's error handler would. */
-  onError: ErrorRequestHandler;
+  onError: RouteErrorHandler;
 }
-
-/** What a route's handlers read that Express's routing sets. */
-type Routed = IncomingMessage & { originalUrl: string; ips: string[] };
 
 export function directRoutes(app: Express, { mount, routes, onError }: DirectRoutes): RequestListener {
   // Express's own compiled `trust proxy` (app.set compiles it; createApp sets it before any request).
@@ -33,15 +31,14 @@ export function directRoutes(app: Express, { mount, routes, onError }: DirectRou
     const url = incoming.url ?? '';
     const route = incoming.method === 'POST' && url.startsWith(mount) ? routes.get(url.slice(mount.length)) : undefined;
     if (route === undefined) return void app(incoming, outgoing);
-    const routed = incoming as Routed;
-    routed.originalUrl = url;
+    const req = incoming as RoutedRequest;
+    req.originalUrl = url;
     // Express's `req.ips`, as its getter makes it: the trusted addresses, the farthest first, without the socket's.
     const ips = proxyaddr.all(incoming, trusted());
     ips.reverse().pop();
-    routed.ips = ips;
-    (outgoing as ServerResponse & { locals: Response['locals'] }).locals = Object.create(null) as Response['locals'];
-    const req = routed as unknown as Request;
-    const res = outgoing as unknown as Response;
+    req.ips = ips;
+    const res = outgoing as RoutedResponse;
+    res.locals = Object.create(null) as RoutedResponse['locals'];
     route(req, res, (err?: unknown) => {
       // No route here passes its request on: one that did gets the internal error (and a log line), not a hang.
       onError(err ?? new Error(`${url} passed its request on`), req, res, () => res.destroy());

@@ -1,10 +1,24 @@
 /** The one error handler: body-reading failures become OpenAI-shaped 4xx; anything else a 500 without a stack. */
-import type { ErrorRequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction } from 'express';
 import { apiError, sendError } from './errors';
 import type { Logger } from '../observability/logger';
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: { type?: string; status?: number; message?: string; stack?: string }, _req, res, _next) => {
+/** What a route's error reaches: an Express error middleware, typed on node's objects (direct-routes.ts calls it too). */
+export type RouteErrorHandler = (err: unknown, req: IncomingMessage, res: ServerResponse, next: NextFunction) => void;
+
+/** What the handler reads of an error: body-parser's `type` and `status`, else only its message and stack. */
+interface ThrownError {
+  type?: string;
+  status?: number;
+  message?: string;
+  stack?: string;
+}
+
+export function errorHandler(logger: Logger): RouteErrorHandler {
+  // Four parameters: Express tells an error handler from a middleware by its arity.
+  return (thrown, _req, res, _next) => {
+    const err = (thrown ?? {}) as ThrownError;
     switch (err.type) {
       case 'entity.too.large':
         return sendError(res, apiError('request_too_large', 'The request body is too large.'));

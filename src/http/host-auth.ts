@@ -1,5 +1,6 @@
 /** The host's own authentication in place of tokenmeter's bearer keys: its `authenticate(req)` says who is calling. */
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request } from 'express';
+import type { RoutedRequest, RoutedResponse } from './handler-chain';
 import type { Authenticate } from '../config/option-types';
 import { apiError, sendError } from './errors';
 import { authenticated } from './request-context';
@@ -13,10 +14,11 @@ const FAILED = apiError('internal_error', 'Authentication failed.');
  * from the host's answer; null is a 401, a throw a 500 (logged, its message not sent).
  */
 export function hostAuth(authenticate: Authenticate, logger: Logger) {
-  return async function authenticateByHost(req: Request, res: Response, next: NextFunction): Promise<void> {
+  return async function authenticateByHost(req: RoutedRequest, res: RoutedResponse, next: NextFunction): Promise<void> {
     let identity;
     try {
-      identity = await authenticate(req);
+      // Express's request: only Express runs a host-authenticated route (openai-router.ts hands none out to direct-routes.ts).
+      identity = await authenticate(req as Request);
     } catch (err) {
       logger.error({ err: (err as Error)?.message }, 'the authenticate option threw');
       return sendError(res, FAILED);

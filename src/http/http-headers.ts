@@ -1,6 +1,6 @@
 /** Header hygiene between client and upstream: an allow-list upstream, hop-by-hop headers and credentials never cross. */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { Request } from 'express';
+import type { RoutedRequest } from './handler-chain';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -89,13 +89,13 @@ export interface UpstreamRequestFacts {
 }
 
 /** Makes a request's headers upstream from the client's. */
-export type UpstreamHeaders = (client: Request, facts: UpstreamRequestFacts) => IncomingHttpHeaders;
+export type UpstreamHeaders = (client: RoutedRequest, facts: UpstreamRequestFacts) => IncomingHttpHeaders;
 
 /**
  * The client's address and the proxies it came through, as the app's `trust proxy` accepts them (Express's `req.ips`:
  * none without it), then the address that connected to us: our own X-Forwarded-For, never the client's claim.
  */
-function forwardedFor(client: Request): string {
+function forwardedFor(client: RoutedRequest): string {
   const peer = client.socket.remoteAddress;
   return peer === undefined ? client.ips.join(', ') : [...client.ips, peer].join(', ');
 }

@@ -8,7 +8,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction } from 'express';
+import type { RoutedRequest, RoutedResponse } from './handler-chain';
 
 /** An error in body-parser's shape: `type` names what went wrong, `status` the HTTP status. */
 class BodyError extends Error {
@@ -36,7 +37,7 @@ function decoderFor(encoding: string): Transform | undefined {
 }
 
 export function jsonBody(limit: number) {
-  return function readJsonBody(req: Request, _res: Response, next: NextFunction): void {
+  return function readJsonBody(req: RoutedRequest, _res: RoutedResponse, next: NextFunction): void {
     if (req.readableEnded) return takeParsed(req, limit, next);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
@@ -89,7 +90,7 @@ export function jsonBody(limit: number) {
 /** From this size on, the event loop turns between parsing a body and handling it. */
 const YIELD_BYTES = 1 << 20;
 
-function parseInto(req: Request, buf: Buffer, next: NextFunction): void {
+function parseInto(req: RoutedRequest, buf: Buffer, next: NextFunction): void {
   if (!isUtf8(buf)) return next(new BodyError('encoding.invalid_utf8', 400, 'The request body is not valid UTF-8.'));
   try {
     req.body = JSON.parse(buf.toString('utf8'));
@@ -106,7 +107,7 @@ function parseInto(req: Request, buf: Buffer, next: NextFunction): void {
  * express.raw()'s Buffer or express.text()'s string parsed here. Nothing at all means another middleware consumed the
  * stream and kept nothing: the host's mistake, a 500 that says so.
  */
-function takeParsed(req: Request, limit: number, next: NextFunction): void {
+function takeParsed(req: RoutedRequest, limit: number, next: NextFunction): void {
   const body: unknown = req.body;
   if (Buffer.isBuffer(body) || typeof body === 'string') {
     const buf = typeof body === 'string' ? Buffer.from(body) : body;

@@ -4,7 +4,8 @@
  * LOG_PAYLOADS is on.
  */
 import { newRequestId } from '../store/ids';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction } from 'express';
+import type { RoutedRequest, RoutedResponse } from '../http/handler-chain';
 import type { ErrorCode } from '../http/errors';
 import { beginRequest, requestFacts } from '../http/request-context';
 import type { Logger } from './logger';
@@ -35,7 +36,7 @@ export interface RequestLogOptions {
 
 export function requestLog(options: RequestLogOptions) {
   const { logger, metrics } = options;
-  return function logRequest(req: Request, res: Response, next: NextFunction): void {
+  return function logRequest(req: RoutedRequest, res: RoutedResponse, next: NextFunction): void {
     const started = performance.now();
     const requestId = newRequestId();
     const given = req.headers['x-request-id'];

@@ -6,32 +6,35 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express from 'express';
 import { directRoutes } from '../../src/http/direct-routes';
+import type { RouteErrorHandler } from '../../src/http/error-handler';
+import type { RoutedHandler } from '../../src/http/handler-chain';
 
 /** What a route saw of its request (answered with node's API, as a metered route's handlers answer). */
-const describeRequest: RequestHandler = (req, res) => {
+const describeRequest: RoutedHandler = (req, res) => {
   const body = JSON.stringify({
     originalUrl: req.originalUrl,
     ips: req.ips,
     locals: typeof res.locals === 'object' ? Object.keys(res.locals).length : 'none',
-    express: typeof req.get === 'function',
+    express: 'get' in req,
     throughApp: res.getHeader('x-through-app') ?? null,
   });
   res.writeHead(201, { 'content-type': 'application/json' }).end(body);
 };
-const failing: RequestHandler = (_req, _res, next) => next(new Error('upstream exploded'));
-const passing: RequestHandler = (_req, _res, next) => next();
+const failing: RoutedHandler = (_req, _res, next) => next(new Error('upstream exploded'));
+const passing: RoutedHandler = (_req, _res, next) => next();
 
-const onError: ErrorRequestHandler = (err: Error, _req, res, _next) => {
-  res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message }));
+// Four parameters, as Express tells an error handler from a middleware by its arity.
+const onError: RouteErrorHandler = (err, _req, res, _next) => {
+  res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message }));
 };
 
 let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  const routes = new Map<string, RequestHandler>([
+  const routes = new Map<string, RoutedHandler>([
     ['/describe', describeRequest],
     ['/fail', failing],
     ['/pass', passing],

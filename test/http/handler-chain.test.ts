@@ -2,14 +2,14 @@
  * A chain runs its handlers as Express runs a route's: in turn, each on its predecessor's `next()`, and an error from
  * any of them (passed on, thrown, or a rejected promise) ends the chain at its own `next`, once.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { handlerChain } from '../../src/http/handler-chain';
+import type { NextFunction, RequestHandler } from 'express';
+import { handlerChain, type RoutedHandler, type RoutedRequest, type RoutedResponse } from '../../src/http/handler-chain';
 
 /** Runs a chain on a bare request and response; resolves with what reached the chain's own `next`. */
-function run(handlers: RequestHandler[]): Promise<{ reached: boolean; err: unknown }> {
+function run(handlers: RoutedHandler[]): Promise<{ reached: boolean; err: unknown }> {
   return new Promise((resolve) => {
     const done: NextFunction = (err?: unknown) => resolve({ reached: true, err });
-    handlerChain(handlers)({} as Request, {} as Response, done);
+    handlerChain(handlers)({} as RoutedRequest, {} as RoutedResponse, done);
     // A chain that stopped without calling done: give its handlers a turn to prove they did not.
     setImmediate(() => resolve({ reached: false, err: undefined }));
   });
@@ -19,7 +19,7 @@ describe('handlerChain', () => {
   it('runs each handler on the one before calling next, then reaches its own next', async () => {
     const order: string[] = [];
     const step =
-      (name: string): RequestHandler =>
+      (name: string): RoutedHandler =>
       (_req, _res, next) => {
         order.push(name);
         next();
@@ -72,5 +72,12 @@ describe('handlerChain', () => {
     const outcome = await run([(_req, _res, next) => next('route'), later]);
     expect(outcome).toEqual({ reached: true, err: undefined });
     expect(later).not.toHaveBeenCalled();
+  });
+
+  it("does not compile with a handler that needs Express's request: the direct path hands node's", () => {
+    const needsExpress: RequestHandler = (req, res) => res.status(200).send(req.get('host'));
+    // @ts-expect-error: an Express handler is not a RoutedHandler (typecheck fails here if it ever becomes one)
+    const chain = handlerChain([needsExpress]);
+    expect(typeof chain).toBe('function');
   });
 });

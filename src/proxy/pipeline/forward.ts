@@ -3,7 +3,7 @@
  * pool cannot answer, the model's fallbacks are tried in order, each reserved at its own weights under the same
  * request id (which replaces what the request held), so whatever was tried, one model answers and is charged once.
  */
-import type { Request, Response } from 'express';
+import type { RoutedRequest, RoutedResponse } from '../../http/handler-chain';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, type ApiError } from '../../http/errors';
 import { SERVED_MODEL_HEADER, type UpstreamHeaders } from '../../http/http-headers';
@@ -86,7 +86,7 @@ function fallbacksFor<R>(route: Route<R>, request: R, model: Model): Model[] {
 }
 
 /** The request as every server of the model's pool gets it: its own model name, the allowance, our headers. */
-function outgoing<R>(route: Route<R>, req: Request, request: R, at: Reserving): { out: Outgoing; hideUsage: boolean } | ApiError {
+function outgoing<R>(route: Route<R>, req: RoutedRequest, request: R, at: Reserving): { out: Outgoing; hideUsage: boolean } | ApiError {
   let body: string;
   let hideUsage: boolean;
   try {
@@ -106,7 +106,7 @@ function outgoing<R>(route: Route<R>, req: Request, request: R, at: Reserving): 
 }
 
 /** Sends the request to the model's pool, then its fallbacks; from an answer on, the Exchange answers and settles. */
-export async function forward<R>(route: Route<R>, req: Request, res: Response, request: R, r: Reserving): Promise<void> {
+export async function forward<R>(route: Route<R>, req: RoutedRequest, res: RoutedResponse, request: R, r: Reserving): Promise<void> {
   const fallbacks = fallbacksFor(route, request, r.model);
   const deadline = Date.now() + route.pools.budgetMs;
   let at: Reserving = r;
@@ -162,7 +162,7 @@ export async function forward<R>(route: Route<R>, req: Request, res: Response, r
 }
 
 /** Why the pool had no answer, told to the client (the exchange returns the reservation). */
-function unanswered(exchange: Exchange, outcome: Exclude<PoolOutcome, { kind: 'answer' | 'aborted' }>, res: Response): void {
+function unanswered(exchange: Exchange, outcome: Exclude<PoolOutcome, { kind: 'answer' | 'aborted' }>, res: RoutedResponse): void {
   if (outcome.kind === 'overloaded') {
     res.setHeader('retry-after', '1');
     return exchange.refuse(apiError('server_overloaded', 'Every server of this model is busy; try again shortly.'));
@@ -197,7 +197,7 @@ async function reserveFallback<R>(
 }
 
 /** The exchange for the model at hand: it answers the client from here on, whichever server the pool chooses. */
-function exchangeFor<R>(route: Route<R>, res: Response, request: R, at: Reserving, hideUsage: boolean): Exchange {
+function exchangeFor<R>(route: Route<R>, res: RoutedResponse, request: R, at: Reserving, hideUsage: boolean): Exchange {
   const { endpoint, exchangeDeps, path, meter } = route;
   const { accountId, keyId, requestId, model, planned, reserved } = at;
   const { answered } = endpoint;

@@ -3,7 +3,7 @@
  * (prompt bound, output allowance) → reserve → forward (forward.ts: the pool chooses a server, retries, falls back).
  * Everything after the answer (relay, usage tap, settlement) belongs to the Exchange; the endpoint supplies what differs.
  */
-import type { Request, Response } from 'express';
+import type { RoutedRequest, RoutedResponse } from '../../http/handler-chain';
 import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import type { Catalog, Model } from '../../catalog/models';
 import { apiError, sendError, STORE_UNAVAILABLE, type ApiError } from '../../http/errors';
@@ -65,7 +65,7 @@ export function meteredRoute<R>(endpoint: Endpoint<R>, options: MeteredRouteOpti
   const upstreamHeaders = options.upstreamHeaders;
   const route: Route<R> = { endpoint, exchangeDeps, path, meter, counter, pools, catalog: options.catalog, upstreamHeaders, metrics };
 
-  return async function meteredHandler(req: Request, res: Response): Promise<void> {
+  return async function meteredHandler(req: RoutedRequest, res: RoutedResponse): Promise<void> {
     // Authentication's one product: who is calling.
     const { accountId, keyId } = callerOf(res);
     const requestId = requestFacts(res).requestId;

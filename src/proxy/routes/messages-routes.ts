@@ -7,7 +7,7 @@ import type { RequestHandler, Router } from 'express';
 import { ENDPOINT_PATHS } from '../../catalog/endpoints';
 import { bearerAuth } from '../../http/auth';
 import { answerErrorsAs, apiError, sendError } from '../../http/errors';
-import { handlerChain } from '../../http/handler-chain';
+import { handlerChain, type RoutedHandler } from '../../http/handler-chain';
 import { upstreamHeaders } from '../../http/http-headers';
 import { requestApiKey } from '../../http/keys';
 import type { Logger } from '../../observability/logger';
@@ -18,12 +18,12 @@ import { meteredRoute, type MeteredRouteOptions } from '../pipeline/metered-rout
 
 export interface MessagesRouteParts {
   /** What runs before authentication on every route: the request log (`metered` or not), deadline, draining. */
-  before(metered: boolean): RequestHandler[];
+  before(metered: boolean): RoutedHandler[];
   /** The host's authentication, when it has one (instead of our keys). */
-  hostAuth: RequestHandler | undefined;
+  hostAuth: RoutedHandler | undefined;
   /** The live-credential check of the routes that reserve nothing. */
   live: RequestHandler;
-  body: RequestHandler;
+  body: RoutedHandler;
   store: KeyLookup;
   logger: Logger;
   /** UPSTREAM_FORWARD_HEADERS. */
@@ -31,13 +31,13 @@ export interface MessagesRouteParts {
   route: MeteredRouteOptions;
 }
 
-const anthropicErrors: RequestHandler = (_req, res, next) => {
+const anthropicErrors: RoutedHandler = (_req, res, next) => {
   answerErrorsAs(res, 'anthropic');
   next();
 };
 
 /** Mounts the routes on `router`; returns the metered one (one handler chain) and its path. */
-export function mountMessages(router: Router, parts: MessagesRouteParts): { path: string; route: RequestHandler } {
+export function mountMessages(router: Router, parts: MessagesRouteParts): { path: string; route: RoutedHandler } {
   const { store, logger, route } = parts;
   const passKeyAs = '"x-api-key: sk-..." (or "Authorization: Bearer sk-...")';
   const auth = parts.hostAuth ?? bearerAuth({ store, logger, credential: requestApiKey, passKeyAs });
