@@ -25,16 +25,18 @@ export interface DirectRoutes {
 }
 
 export function directRoutes(app: Express, { mount, routes, onError }: DirectRoutes): RequestListener {
-  // Express's own compiled `trust proxy` (app.set compiles it; createApp sets it before any request).
-  const trusted = () => app.get('trust proxy fn') as (addr: string, i: number) => boolean;
+  // Keyed by the whole URL a client sends, once, so a request is one lookup.
+  const byUrl = new Map([...routes].map(([path, route]) => [`${mount}${path}`, route]));
+  // Express's own compiled `trust proxy` (app.set compiles it; createApp sets it before it builds this listener).
+  const trusted = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
   return function dispatch(incoming: IncomingMessage, outgoing: ServerResponse): void {
     const url = incoming.url ?? '';
-    const route = incoming.method === 'POST' && url.startsWith(mount) ? routes.get(url.slice(mount.length)) : undefined;
+    const route = incoming.method === 'POST' ? byUrl.get(url) : undefined;
     if (route === undefined) return void app(incoming, outgoing);
     const req = incoming as RoutedRequest;
     req.originalUrl = url;
     // Express's `req.ips`, as its getter makes it: the trusted addresses, the farthest first, without the socket's.
-    const ips = proxyaddr.all(incoming, trusted());
+    const ips = proxyaddr.all(incoming, trusted);
     ips.reverse().pop();
     req.ips = ips;
     const res = outgoing as RoutedResponse;
